@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import diff_runs, run_facts
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.analyses.userloc import is_clipped_torch_file
 from compilescope.ingest.reader import read_trace

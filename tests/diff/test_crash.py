@@ -17,7 +17,8 @@ import os
 import re
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import diff_runs, run_facts
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import attach_crash_reports
 

@@ -8,7 +8,10 @@ import json
 import re
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import TimeThreshold, diff_runs, renamed_options, run_facts
+from compilescope.analyses.diff import TimeThreshold
+from compilescope.analyses.diff.environment import renamed_options
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, torch213, torch214
@@ -52,13 +55,13 @@ def test_the_same_program_run_from_another_checkout_is_matched_by_its_file_name(
 def test_a_packages_init_file_is_matched_by_its_folder_too():
     # The same recordings with their program renamed a package's __init__.py: in another package (the program
     # changed) nothing is matched; in a package of the same name under another checkout it is.
-    from compilescope.analyses.diff import _moved_onto, relocated_files
+    from compilescope.analyses.diff.environment import moved_onto, relocated_files
 
     old, new = _facts(torch213("empty_graph.log")), _facts(torch214("empty_graph.log"))
     [path_a], [path_b] = _program_paths(torch213("empty_graph.log")), _program_paths(torch214("empty_graph.log"))
-    a = _moved_onto(old, {path_a: "/work/one/pkg_a/__init__.py"})
-    assert relocated_files(a, _moved_onto(new, {path_b: "/work/two/pkg_b/__init__.py"})) == {}
-    assert relocated_files(a, _moved_onto(new, {path_b: "/work/two/pkg_a/__init__.py"})) == {
+    a = moved_onto(old, {path_a: "/work/one/pkg_a/__init__.py"})
+    assert relocated_files(a, moved_onto(new, {path_b: "/work/two/pkg_b/__init__.py"})) == {}
+    assert relocated_files(a, moved_onto(new, {path_b: "/work/two/pkg_a/__init__.py"})) == {
         "/work/two/pkg_a/__init__.py": "/work/one/pkg_a/__init__.py"}
 
 

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from compilescope.analyses.diff import graph_nodes
+from compilescope.analyses.diff.printed_graphs import graph_nodes
 from compilescope.analyses.graph_breaks import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE, recompiles

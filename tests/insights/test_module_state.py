@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import diff_runs, run_facts
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE
 from compilescope.analyses.sources import analyze_sources

@@ -11,7 +11,8 @@ import re
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.check import Rules, evaluate
-from compilescope.analyses.diff import diff_runs, run_facts
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.analyses.installed_guards import pinned_state
 from compilescope.ingest.reader import read_trace

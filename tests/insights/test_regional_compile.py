@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import diff_runs, run_facts
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.analyses.repeated_blocks import regional
 from compilescope.analyses.userloc import user_source_name

@@ -9,7 +9,9 @@ import json
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import TimeThreshold, diff_runs, run_facts
+from compilescope.analyses.diff import TimeThreshold
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.wording import format_seconds

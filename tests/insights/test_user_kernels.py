@@ -9,7 +9,10 @@ import re
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import _user_kernel_changes, diff_runs, graph_nodes, run_facts
+from compilescope.analyses.diff.compiled_code import user_kernel_changes
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.printed_graphs import graph_nodes
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources import is_user_source
 from compilescope.analyses.user_kernels import UserKernels
@@ -217,10 +220,10 @@ def test_diff_says_the_launch_changed_and_the_kernel_and_its_compiles_did_not():
     assert not [c for c in diff_runs(a, a).changes if "your Triton kernel" in c.title]
     # its code edited between the runs, or the kernel gone: said so
     edited = [{**k, "source_md5": "0" * 32} for k in b.user_kernels or ()]
-    (change,) = _user_kernel_changes(a.user_kernels, edited)
+    (change,) = user_kernel_changes(a.user_kernels, edited)
     assert change.title.endswith("mylib::scaled_add; the kernel is the same in both: compiled in [0/0], [0/1] (n symbolic "
                                  "in [0/1]); its code changed")
-    (gone,) = _user_kernel_changes(a.user_kernels, [])
+    (gone,) = user_kernel_changes(a.user_kernels, [])
     assert (gone.kind, gone.title) == ("removed", "your Triton kernel scaled_add_kernel is no longer in the compiled code "
                                                   "(A: [0/0], [0/1] (n symbolic in [0/1]))")
 
@@ -273,7 +276,7 @@ def test_a_compile_whose_code_defines_the_kernel_twice_is_counted_once_with_its_
     assert run_cli("check", log, "--user-kernel", "scaled_add_kernel", "--json") == 0
     assert ("scaled_add_kernel compiled in [0/0] (2 times), [0/1] (n symbolic), launched at user_triton_kernel.py:34"
             in capsys.readouterr().out)
-    (gone,) = _user_kernel_changes(run_facts(analyze(read_trace(log))).user_kernels, [])
+    (gone,) = user_kernel_changes(run_facts(analyze(read_trace(log))).user_kernels, [])
     assert gone.title == ("your Triton kernel scaled_add_kernel is no longer in the compiled code (A: [0/0] (2 times), "
                           "[0/1] (n symbolic in [0/1]))")
     # one compile id only: the copy in [0/0], [0/1]'s code cut out of the log

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import diff_runs, run_facts
+from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.diagnosis import (
     ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, RunFacts, another_control,
     called_names, decide, minify_plan, module_seed, printed_change, printed_lines, program_seed, run_to_run, stage_outcome,

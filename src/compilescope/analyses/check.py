@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
-from .diff import (FrameFacts, RunFacts, TimeThreshold, break_at, crash_called_from, crash_line, diff_runs, failed_compiles,
-                   frames_label, most_failed_guard, multiset_diff, paired_ranks, runtime_per_call, timelines_differ,
-                   unread_note)
+from .diff import FrameFacts, RunFacts, TimeThreshold, most_failed_guard, unread_note
+from .diff.crash_and_warnings import crash_called_from, crash_line, failed_compiles
+from .diff.frames import frames_label, multiset_diff
+from .diff.runs import break_at, diff_runs, paired_ranks
+from .diff.timing import runtime_per_call, timelines_differ
 from .graph_breaks import resume_of
 from .op_mutations import DEFINE as DEFINE_FORM
 from .recompiles import CHANGE_LABELS, classify_change

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..analyses.analyze import analyze
-from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, run_facts
+from ..analyses.diff import DiffReport, RunFacts, TimeThreshold
+from ..analyses.diff.facts import run_facts
+from ..analyses.diff.runs import diff_report
 from .. import location
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks

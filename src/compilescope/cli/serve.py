@@ -151,7 +151,8 @@ def create_app(hub: Hub, token: str):
     from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
     from starlette.routing import Route
 
-    from ..analyses.diff import diff_report, run_headline
+    from ..analyses.diff.facts import run_headline
+    from ..analyses.diff.runs import diff_report
     from ..render.html.diff import diff_page
     from ..render.html.runs import RunRow, runs_page
 
