@@ -22,7 +22,7 @@ from .op_mutations import DEFINE as DEFINE_FORM
 from .recompiles import CHANGE_LABELS, classify_change
 from .unread import Unread
 from .userloc import is_python_library_file
-from .diff import short_path as _short
+from .diff import short_path
 from ..model.records import dataclass
 from ..wording import count, format_seconds, format_us, times
 
@@ -497,14 +497,14 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
             declaration = "/".join(([] if defined == {True} else ["mutates_args"]) + (["schema"] if True in defined else []))
             absolute("no-custom-op-mutations", f"none allowed ({declare}, or return a new tensor)",
                      lambda f: (len(_undeclared_writes(f)), [
-                         f"{n.get('op') or '?'} at {_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
+                         f"{n.get('op') or '?'} at {short_path(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
                          for n in _undeclared_writes(f)]),
                      0, lambda v, lim: v > lim,
                      lambda v: count(v, "custom op write") + f" torch does not know of ({declaration})", others="write")
 
     if rules.no_inductor_random and kept("no-inductor-random", lambda f: f.numerics is None):
         absolute("no-inductor-random", "none allowed (torch._inductor.config.fallback_random = True draws eager's)",
-                 lambda f: (len(_drawn(f)), [f"{_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
+                 lambda f: (len(_drawn(f)), [f"{short_path(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
                                              for n in _drawn(f)]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "line") + " drawing Inductor's random numbers",
                  others="line")
