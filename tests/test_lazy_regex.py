@@ -41,9 +41,9 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
     "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",
     "compilescope.invisible._NOT_ON_A_TERMINAL",  # (what a report prints is printable: "… 3 more" too)
-    "compilescope.analyses.recompiles._SIZE_GUARD", "compilescope.analyses.userloc.FRAME_SOURCE",
+    "compilescope.analyses.recompiles.SIZE_GUARD", "compilescope.analyses.userloc.FRAME_SOURCE",
     "compilescope.analyses.userloc._TORCH_CHECKOUT",  # (torch installed: a source checkout's pattern is not needed)
-    "compilescope.analyses.recompiles._NUMBER_GUARD",  # (a log that recompiles)
+    "compilescope.analyses.recompiles.placement._NUMBER_GUARD",  # (a log that recompiles)
     "compilescope.analyses.torch_warnings._WONT_CONVERT", "compilescope.analyses.torch_warnings._GENERATED_CODE",
     "compilescope.ingest.stderr._GLOG", "compilescope.ingest.stderr._COMPILE_ID",  # (a saved stderr beside the log)
     "compilescope.ingest.stderr._ARTIFACT_TAG", "compilescope.ingest.stderr._PY_WARNING",

@@ -140,7 +140,7 @@ def test_each_copy_of_a_concatenated_log_counts_only_what_its_own_calls_ran_befo
 
 
 def test_a_printed_item_whose_dynamic_recompile_failed_is_not_called_taken_care_of():
-    from compilescope.analyses.recompiles import ITEM_OUTSIDE
+    from compilescope.analyses.recompiles.advice import ITEM_OUTSIDE
 
     raw = _raw_metrics(CLIP_LOG)
     assert raw["4/1"]["recompile_reason"].startswith("4/0: ___stack2 == ")

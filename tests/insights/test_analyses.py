@@ -15,7 +15,7 @@ from compilescope.analyses.graph_breaks import parse_reason
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.model.ids import NO_COMPILE_ID
-from compilescope.analyses.recompiles import classify_change, parse_reason as parse_guard, reasons_payload
+from compilescope.analyses.recompiles.reasons import classify_change, parse_reason as parse_guard, reasons_payload
 from compilescope.render.charts import ChartOptions, CompileTimeChart
 
 from .helpers import insights_of

@@ -9,7 +9,7 @@ import json
 import re
 
 from compilescope.analyses.insights import insights
-from compilescope.analyses.recompiles import ADVICE
+from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import peer, report, run_cli, torch213

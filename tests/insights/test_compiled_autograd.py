@@ -12,7 +12,8 @@ import json
 import re
 
 from compilescope.analyses.insights import insights
-from compilescope.analyses.recompiles import BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT
+from compilescope.analyses.recompiles import BACKWARD_REASONS_HINT
+from compilescope.analyses.recompiles.backward_and_resets import BACKWARD_LABEL_HELP
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, torch213

@@ -17,7 +17,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff.facts import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
-from compilescope.analyses.recompiles import ADVICE
+from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.sources import analyze_sources
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary

@@ -9,7 +9,7 @@ import json
 import re
 
 from compilescope.analyses.insights import insights
-from compilescope.analyses.recompiles import reasons_payload
+from compilescope.analyses.recompiles.reasons import reasons_payload
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import report, run_cli, torch213

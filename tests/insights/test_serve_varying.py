@@ -10,7 +10,8 @@ import os
 import re
 
 from compilescope.analyses.insights import insights
-from compilescope.analyses.recompiles import ADVICE, classify_change
+from compilescope.analyses.recompiles.advice import ADVICE
+from compilescope.analyses.recompiles.reasons import classify_change
 from compilescope.ingest.reader import read_trace
 from compilescope.wording import possessive
 

@@ -7,7 +7,8 @@ import gzip
 import re
 
 from compilescope.analyses.insights import insights
-from compilescope.analyses.recompiles import ADVICE, classify_change
+from compilescope.analyses.recompiles.advice import ADVICE
+from compilescope.analyses.recompiles.reasons import classify_change
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213

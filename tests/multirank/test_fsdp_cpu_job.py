@@ -187,7 +187,7 @@ def test_the_requires_grad_recompile_is_the_loops_and_expected(job, first, secon
 
 def test_a_requires_grad_change_between_two_calls_keeps_the_general_advice():
     # recompiles.py: cg(torch.ones(8, dtype=float64)) at line 36, then cg(torch.ones(..., requires_grad=True)) at 39.
-    from compilescope.analyses.recompiles import ADVICE
+    from compilescope.analyses.recompiles.advice import ADVICE
 
     ins = insights(load(DATA / "logs" / "recompiles.log"))
     [g] = [f for f in ins.recompiles.frames if f.name == "g"]

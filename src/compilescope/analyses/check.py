@@ -19,7 +19,8 @@ from .diff.runs import break_at, diff_runs, paired_ranks
 from .diff.timing import runtime_per_call, timelines_differ
 from .graph_breaks import resume_of
 from .op_mutations import DEFINE as DEFINE_FORM
-from .recompiles import CHANGE_LABELS, classify_change
+from .recompiles import CHANGE_LABELS
+from .recompiles.reasons import classify_change
 from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path

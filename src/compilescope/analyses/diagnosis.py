@@ -41,7 +41,9 @@ from .numerics import Numerics, numerics
 from .op_mutations import OpMutations
 from .op_mutations.analysis import op_mutations
 from .provenance import UserLine, analyze_provenance
-from .recompiles import EXPECTED, name_failing_guards, recompiles
+from .recompiles import EXPECTED
+from .recompiles.frames import recompiles
+from .recompiles.links import name_failing_guards
 from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from ..model.records import dataclass
 

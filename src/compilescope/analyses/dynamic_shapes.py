@@ -214,7 +214,7 @@ class Specialization:
     reason: str | None
     location: UserLocation | None
     # The recompilation that followed when the size changed (a size guard of this compile failed on it), e.g.
-    # "[0/3]": set by recompiles.link_specializations; None when nothing recompiled for it.
+    # "[0/3]": set by recompiles.links.link_specializations; None when nothing recompiled for it.
     recompile: str | None = None
     torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
     # Where torch logged no line for the specialization itself (a compiled optimizer's float lr, which AOTAutograd

@@ -1,0 +1,266 @@
+"""What to do about each kind of change (ADVICE), and the advice that names what changed: sizes to mark dynamic, a
+size a graph break passed on, a dimension marked dynamic that torch kept static, Python bools and modes, numbers
+made dynamic, NumPy dtypes."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ...model.trace import Compile
+from ...wording import and_list, possessive
+from ..dynamic_shapes import dynamo_config
+from ..graph_breaks import function_label
+from ..stack_values import StackValue
+from ..userloc import UserLocation, user_source_name
+from . import FailedGuard, NUMPY_DTYPES, RecompileStep, TORCH_DTYPE_WORDS, numpy_array
+from .reasons import FLAG
+
+# torch's reasons (ShapeEnv._set_replacement): an equality on a float symbol replaces it with the value (trivial_lhs).
+SPECIALIZED_ADVICE = ("A size that changed had been specialized to one value by the compile before (see above): a "
+                      "line there fixed it (an operation with a tensor of fixed size, a branch or check on it), so "
+                      "marking the dimension dynamic does not stop the recompiles; that line does.")
+
+ADVICE = {
+    "size": "Sizes change between calls: mark the dimension dynamic (torch._dynamo.mark_dynamic(x, dim)) or "
+            "compile with dynamic=True.",
+    "stride": "Strides change between calls: pass contiguous tensors (x.contiguous()).",
+    "dtype": "Inputs arrive with different dtypes: cast them to one dtype before calling the compiled function.",
+    "requires_grad": "Some calls pass tensors that require grad and some do not: make it consistent, or compile "
+                     "separate functions for training and inference.",
+    "device": "Inputs move between devices: keep them on one device.",
+    "rank": "The number of dimensions changes: reshape inputs to one rank.",
+    "dispatch_keys": "Calls run under different modes (grad mode, autocast, inference mode): call it under one mode.",
+    "global_state": "Global state (grad mode, autocast, deterministic algorithms) differs between calls: keep it the same.",
+    "type": "Arguments of different types are passed: pass one type.",
+    "object_identity": "A different object (module, function) is passed each call: reuse one object.",
+    "keyword_arguments": "Calls pass different keyword arguments (one passes an argument another leaves out), and "
+                         "Dynamo compiles once for each set: pass the same ones on every call (a default written "
+                         "out is enough). Calls a library makes for you (transformers' generate()) pass its own: "
+                         "expect a compile for each set they use.",
+    "positional_arguments": "Calls pass a different number of positional arguments (one passes an input by "
+                            "position, another by keyword), and Dynamo compiles once for each count: pass each "
+                            "argument the same way on every call. transformers' generate() calls the model with "
+                            "keywords only: call it so too, model(input_ids=ids), not model(ids).",
+    "length": "A list/tuple argument changes length: pad it or pass a tensor.",
+    "shape_guard": "A guard on a symbolic size failed (code branches on a size): see Dynamic shapes for where.",
+    "size_one": "A call passed a size of 0 or 1 where the compiled code has a dynamic size, and torch assumes a dynamic "
+                "size is never 0 or 1 (its 0/1 specialization), so such a call compiles again, whatever the code does "
+                "with it. Pad those inputs to 2 or more, or mark the dimension unbacked "
+                "(torch._dynamo.decorators.mark_unbacked(tensor, dim)), which lets it take any size.",
+    "flag": "A Python bool changes between calls, and Dynamo compiles each value apart (it never makes a bool "
+            "dynamic).",
+    "constant": "A Python number/string argument changes and Dynamo specializes on its value: pass it as a tensor, "
+                "or let it be dynamic (do not force dynamic=False).",
+    # PyTorch's tutorial "Running the compiled optimizer with an LR Scheduler" gives this fix.
+    "optimizer_setting": "The compiled optimizer step guards on a hyperparameter that is a Python number (a learning "
+                         "rate an LR scheduler changes every step): give the optimizer a tensor, e.g. "
+                         "torch.optim.Adam(params, lr=torch.tensor(0.01)), and changing it will not recompile.",
+    "subclass_metadata": "A tensor subclass's metadata (what its __tensor_flatten__ returns beside the inner tensors' "
+                         "names) changed, and Dynamo compiles each value apart: keep it constant, or return what "
+                         "changes as an inner tensor.",
+    "other": "See the failing guard and the user line it came from.",
+}
+NUMPY_DTYPE_ADVICE = ("NumPy {arrays} {names} arrive{s} as {dtypes}, and each dtype is compiled apart: convert to one "
+                      "dtype before the call (`.astype(np.{first})`; NumPy makes float64 unless told, as np.random.rand "
+                      "and np.array of Python floats do), or pass torch tensors of one dtype.")
+
+
+def numpy_dtype_advice(guards: list[FailedGuard]) -> str | None:
+    """The advice for dtype checks that failed, where each is of a NumPy array the function takes; None otherwise."""
+    arrays = [numpy_array(g.tensor) for g in guards]
+    if not guards or not all(arrays):
+        return None
+    dtypes: list[str] = []
+    for g in guards:
+        m = TORCH_DTYPE_WORDS.search(g.guard)
+        if m:
+            dtypes.extend(NUMPY_DTYPES.get(d, d) for d in (m["expected"], m["actual"]))
+    dtypes = list(dict.fromkeys(dtypes))
+    names = list(dict.fromkeys(f"`{a}`" for a in arrays))
+    return NUMPY_DTYPE_ADVICE.format(arrays="arrays" if len(names) > 1 else "array", names=and_list(names),
+                                     s="" if len(names) > 1 else "s", dtypes=and_list(dtypes) or "different dtypes",
+                                     first=dtypes[0] if dtypes else "float32")
+
+
+FLAG_ADVICE = ("{names} is a Python bool{where} that picks a code path, and Dynamo compiles each value apart: it never "
+               "makes a bool dynamic, so mark_dynamic or dynamic=True does not help, and each value costs a compile. To "
+               "compile once, take one path for every value (always apply a mask, say, all True where nothing is "
+               "masked), or pass a tensor and select with torch.where; else call with each value while warming up, "
+               "before serving.")
+# A module's `training` flag is a bool too, but one the program switches on purpose (.train(), .eval()): a compile per
+# mode is expected, and the one-path fix above (a mask, torch.where) is no advice for it.
+MODE_ADVICE = ("{names} {is_} {whose} mode (.train() or .eval(){where}), and Dynamo compiles once for each mode: "
+               "expected, not a fault. Switching back to a mode compiled before reuses that compile; to keep the "
+               "compile out of the first call after a switch, call the model once in each mode while warming up.")
+# A transformers KV cache whose tensors grow: the fix transformers documents for torch.compile is a static cache
+# (its docs' "Cache strategies" table: DynamicCache does not support torch.compile, StaticCache does).
+CACHE_ADVICE_GENERATE = (
+    "transformers' KV cache ({source}, a {cls}) grows as generate() adds tokens, so its sizes change between calls: "
+    "give generate() a static cache, which keeps them fixed: model.generate(..., cache_implementation=\"static\") "
+    "(or set model.generation_config.cache_implementation = \"static\"). Or compile with dynamic=True, so that sizes "
+    "are dynamic from the first compile.")
+# A size of an input transformers' generate() makes and passes to the compiled forward: the user has no tensor to mark.
+GENERATED_SIZE_ADVICE = (
+    "transformers' generate() makes the inputs it passes ({inputs}: the prompt, then one token each decode step), so "
+    "there is no tensor of yours to mark dynamic: compile with dynamic=True, so that sizes are dynamic from the first "
+    "compile, or give generate() a static cache, model.generate(..., cache_implementation=\"static\"), whose fixed "
+    "sizes make every decode step alike.")
+CACHE_ADVICE = (
+    "transformers' KV cache ({source}, a {cls}) grows with each token added, so its sizes change between calls: pass "
+    "a static cache (transformers' StaticCache) as past_key_values, which keeps them fixed. Or compile with "
+    "dynamic=True, so that sizes are dynamic from the first compile.")
+_SIZES_LISTED = 4
+
+# A size marked dynamic by hand, whose first call had a size of 0 or 1: torch specializes 0 and 1 whatever the mark
+# (ShapeEnv.create_symbol returns the constant), unless backed_size_oblivious (torch.fx.experimental._config, 2.13)
+# tells it not to; an unbacked size is never specialized so.
+MARKED_SIZE_ONE_ADVICE = (
+    "{dim_of} was marked dynamic ({call}), yet the call that compiled {compile_id} had size {size} there, and torch "
+    "specializes sizes 0 and 1 (its 0/1 specialization): it kept the dimension static, and a call with another size "
+    "compiled again. Mark it where the first call has a size of 2 or more (a warm-up call, say), or mark it unbacked "
+    "in its place, which lets it take any size, 0 and 1 too: torch._dynamo.decorators.mark_unbacked({arg}, {dim}); or "
+    "set torch.fx.experimental._config.backed_size_oblivious = True (experimental), under which a marked size of 0 or "
+    "1 stays dynamic.")
+# The attributes the marking calls set on a tensor, which Dynamo's DIMENSION_DYNAMIC_MARKING_GUARD checks
+# (`getattr(L['x'], '_dynamo_dynamic_indices', set()).issubset({0})`: the dims marked when the compile saw it).
+MARKING_CALLS = {"_dynamo_dynamic_indices": "torch._dynamo.mark_dynamic",
+                 "_dynamo_weak_dynamic_indices": "torch._dynamo.maybe_mark_dynamic"}
+
+# torch's own hint on such a guard (guards.py) names allow_unspec_int_on_nn_module and a tensor.
+ATTRIBUTE_ADVICE = ("{names} changes between calls, and torch.compile takes an nn.Module's int attributes as constants "
+                    "(automatic dynamic leaves them): every new value compiles again, until the recompile limit. Keep "
+                    "counters out of the compiled forward (count in the loop that calls it), or hold the value in a "
+                    "tensor; torch._dynamo.config.allow_unspec_int_on_nn_module = True makes such ints dynamic.")
+NUMBER_MADE_DYNAMIC = ("torch compiled {names} as dynamic once it changed (automatic dynamic): {recompiles} for it, "
+                       "and none while it keeps changing. To avoid even that one, compile with dynamic=True.")
+# The number made dynamic, then fixed again by a line of the compile that made it so (`while n > 0:` on it): automatic
+# dynamic settles nothing, as each value is compiled apart.
+NUMBER_SPECIALIZED_AGAIN = (
+    "torch compiled {names} as dynamic once it changed (automatic dynamic), but {compile_id} specialized it again at "
+    "{where}: a branch or loop on the value fixes it, so each new value compiles again, and dynamic=True does not "
+    "help. Stop branching on it there: torch.cond for a branch, arithmetic for a loop count{item}.")
+# The recompile that made the number dynamic failed: nothing took care of it, and Dynamo gave the frame up (torch
+# 2.13 skips a frame whose compile failed so: no later call compiles it, each runs it eagerly).
+NUMBER_DYNAMIC_FAILED = (
+    "torch compiled {names} as dynamic once it changed (automatic dynamic), but that compile, {compile_id}, "
+    "failed{at}: Dynamo gave up compiling {function}, and every later call runs it eagerly. {fix}")
+ITEM_OUTSIDE = ("Read the value outside the compiled function: return the tensor and call .item() (and print it) in "
+                "the code that calls it, which also removes the graph break that .item() makes.")
+NUMBER_OUTSIDE = "Pass the number as a tensor, or keep the code that failed on it out of the compiled function."
+ITEM_IN_GRAPH = (", with the value kept in the graph (torch._dynamo.config.capture_scalar_outputs = True, and "
+                 "torch._check(...) for what you know of it)")
+
+
+# torch.compile(dynamic=False) patches Dynamo's config to these (torch/_dynamo/eval_frame.py, make_set_enable_dynamic):
+# each compile's metrics record the config (dynamo_config), so the log says a function was compiled so.
+STATIC_CONFIG = {"automatic_dynamic_shapes": False, "assume_static_by_default": True}
+STATIC_WORDS = ("it was compiled with dynamic=False (its compiles' config has automatic dynamic shapes off), so "
+                "each new size compiles it again")
+
+
+def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
+    """The advice for sizes that changed, naming them: [("x", "0", "")] -> "... torch._dynamo.mark_dynamic(x, 0) ...";
+    the third part says where the user's call passed an argument of a library's frame in (", passed in by the call at
+    prog.py:32"), else "". static: compiled with dynamic=False, which dynamic=True would contradict: mark the
+    dimension, or drop it."""
+    if static:
+        named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}{w}' for t, d, w in sizes[:_SIZES_LISTED])}" + (
+            f"; {len(sizes) - _SIZES_LISTED} more)" if len(sizes) > _SIZES_LISTED else ")")
+        arg, dim = sizes[0][:2] if len(sizes) == 1 else ("tensor", "dim")
+        arg = arg if arg.isidentifier() else "tensor"
+        return (f"Sizes change between calls{named}, and {STATIC_WORDS}: mark the dimension dynamic with "
+                f"torch._dynamo.mark_dynamic({arg}, {dim}) before the call, or drop dynamic=False (torch then makes a "
+                "size dynamic once it changes).")
+    if not sizes:
+        return ADVICE["size"]
+    if len(sizes) == 1:
+        tensor, dim, where = sizes[0]
+        arg = tensor if tensor.isidentifier() else "tensor"
+        return (f"Sizes change between calls ({tensor} at index {dim}{where}): mark that dimension dynamic with "
+                f"torch._dynamo.mark_dynamic({arg}, {dim}), or compile with dynamic=True.")
+    listed = "; ".join(f"{tensor} at index {dim}{where}" for tensor, dim, where in sizes[:_SIZES_LISTED])
+    if len(sizes) > _SIZES_LISTED:
+        listed += f"; {len(sizes) - _SIZES_LISTED} more"
+    return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
+            "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
+
+
+# A size of a value Dynamo passed into a resume function (___stack0): a tensor the user's code made before the graph
+# break, which has no name the user could mark dynamic; automatic dynamic makes it dynamic after one recompile.
+STACK_SIZE_ADVICE = (
+    "The size that changed (dimension {dim}) is of {what} made before the graph break at {where} and passed on past "
+    "it: no input you can mark dynamic; torch made that dimension dynamic after this recompile. To avoid even that "
+    "one, remove that graph break (Graph breaks says how), and the code after it compiles with the code before it.")
+
+
+def stack_size_advice(value: StackValue, dim: str) -> str:
+    """The advice for a size of a resume function's ___stack argument that changed, in the user's words."""
+    where = (f"{os.path.basename(value.filename)}:{value.line}" if value.filename else f"line {value.line}") + (
+        f" (`{value.code}`)" if value.code else "")
+    return STACK_SIZE_ADVICE.format(dim=dim, what=f"`{value.call}`" if value.call else "a tensor your code",
+                                    where=where)
+
+
+def marking_call(tree: str, source: str, dim: str) -> str | None:
+    """The call that had marked dimension dim of the tensor at source (`L['x']`) dynamic when the compile whose guard
+    tree this is saw it ("torch._dynamo.mark_dynamic"), from its DIMENSION_DYNAMIC_MARKING_GUARD; None: not marked."""
+    for attr, call in MARKING_CALLS.items():
+        head = f"(getattr({source}, '{attr}', set()).issubset({{"
+        at = tree.find(head)
+        end = tree.find("})", at) if at >= 0 else -1
+        if end >= 0 and dim in (d.strip() for d in tree[at + len(head):end].split(",")):
+            return call
+    return None
+
+
+def marked_size_one_advice(guard: FailedGuard, dim: str, size: str) -> str:
+    """The advice for a size marked dynamic that torch kept static, its first call's size being 0 or 1."""
+    tensor = guard.tensor or "tensor"
+    return MARKED_SIZE_ONE_ADVICE.format(
+        dim_of=f"{possessive(tensor)} dimension {dim}", call=guard.marked, compile_id=guard.compile_id, size=size,
+        arg=tensor if tensor.isidentifier() else "tensor", dim=dim)
+
+
+def flag_advice(guards: list[FailedGuard]) -> list[str]:
+    """The advice for Python bools whose value changed (`padded == False`), naming them and the line that reads one;
+    a module's `training` flag gets its own (a mode switch is expected)."""
+    named = [(m["name"], g) for g in guards if (m := re.match(FLAG, g.guard))]
+    modes = [(name, g) for name, g in named if name.endswith(".training")]
+    others = [g for g in guards if not any(g is mode for _, mode in modes)]
+    advice = []
+    if modes:
+        names = list(dict.fromkeys(user_source_name(name) for name, _ in modes))
+        placed = next((g.location for _, g in modes if g.location is not None), None)
+        advice.append(MODE_ADVICE.format(
+            names=and_list(names[:_SIZES_LISTED]), is_="is" if len(names) == 1 else "are",
+            whose="a module's" if len(names) == 1 else "modules'",
+            where=f"; read at {placed.short}" + (f": {placed.code}" if placed.code else "") if placed else ""))
+    if others:
+        names = list(dict.fromkeys(m["name"] for g in others if (m := re.match(FLAG, g.guard))))
+        shown = ", ".join(names[:_SIZES_LISTED]) or "A bool"
+        placed = next((g.location for g in others if g.location is not None), None)
+        where = f" (read at {placed.short}: {placed.code})" if placed and placed.code else (
+            f" (read at {placed.short})" if placed else "")
+        advice.append(FLAG_ADVICE.format(names=shown, where=where))
+    return advice
+
+
+def compiled_static(entries: list[Compile]) -> bool:
+    """Every compile of the frame whose metrics record Dynamo's config had dynamic=False's (STATIC_CONFIG)."""
+    configs = [config for e in entries if (config := dynamo_config(e)) is not None]
+    return bool(configs) and all(all(c.get(k) is v for k, v in STATIC_CONFIG.items()) for c in configs)
+
+
+def number_dynamic_failed(names: str, step: RecompileStep, entry: Compile | None, function: str | None) -> str:
+    """NUMBER_DYNAMIC_FAILED for the recompile `step`, which made the number dynamic and failed: where (the line its
+    failure names, with torch's first line of it) and what to do (a value of .item(): read it outside)."""
+    metrics = (entry.metrics if entry is not None else None) or {}
+    line = metrics.get("fail_user_frame_lineno")
+    filename = metrics.get("fail_user_frame_filename")
+    reason = str(metrics.get("fail_reason") or "").strip().splitlines()
+    at = (f" at {UserLocation(str(filename), line).short}" if filename and isinstance(line, int) else "") + (
+        f" ({reason[0]})" if reason else "")
+    return NUMBER_DYNAMIC_FAILED.format(names=names, compile_id=step.compile_id, at=at,
+                                        function=function_label(function) or "the function",
+                                        fix=ITEM_OUTSIDE if ".item()" in names else NUMBER_OUTSIDE)

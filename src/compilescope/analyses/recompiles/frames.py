@@ -1,0 +1,215 @@
+"""recompiles(trace): the analysis itself. For each frame compiled more than once, its compiles (the last attempt of
+each), one RecompileStep per recompile with the guards that failed, placed and explained by the package's other
+modules, and the frame's advice; then the log's backward graphs and the functions compiled afresh after a reset."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ...model.trace import Compile, Trace
+from ...wording import and_list, count
+from ..compiled_frames import CompiledFrames, wrapped_module
+from ..graph_breaks import function_label
+from ..stack_values import StackValues
+from ..userloc import UserLocation, code_origin, user_source_name
+from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles
+from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_static, flag_advice, number_dynamic_failed,
+                     numpy_dtype_advice, size_advice)
+from .backward_and_resets import backward_graphs, compiled_afresh, renumbered_after_reset, renumbered_other_process
+from .lengths import length_advice, length_failures, length_history, mutations
+from .placement import known_files, place_argument_guards, place_failed_checks, place_size_one_guards
+from .reasons import ARTIFACT, parse_reason, reasons_payload
+from .settings import (HOOK_ADVICE, PARAMETER_REQUIRES_GRAD_ADVICE, link_state_changes, mark_expected,
+                       place_state_guards, same_call_requires_grad)
+from .subclasses import dispatch_compiled_alone, subclass_guards
+
+_LIMIT = r"(?i)recompile.?limit|cache_size_limit|cache size limit"
+_LIMIT_VALUE = r"currently set to (\d{1,9})"
+
+
+def _attempts(trace: Trace) -> dict[str, list[tuple[int, Compile]]]:
+    """Each compilation ("[1/1]") -> its attempts (attempt number, compile) in the log's order: made once per log, as
+    every restarted attempt looks up its earlier ones (a log of thousands of restarts)."""
+    attempts: dict[str, list[tuple[int, Compile]]] = {}
+    for cid, entry in trace.compiles.items():
+        if cid is not None:
+            attempts.setdefault(cid.compilation, []).append((cid.attempt or 0, entry))
+    return attempts
+
+
+def _step(trace: Trace, entry: Compile, attempts_of: dict[str, list[tuple[int, Compile]]]) -> RecompileStep:
+    """attempts_of: _attempts(trace)."""
+    reasons: list[str] = []
+    # Dynamo logs the reasons once, with attempt 0; a restart ([1/1_1], after a graph break) logs none of its own and
+    # names them in its compilation_metrics: one the log ends during has only its first attempt's record.
+    attempt_number = entry.compile_id.attempt or 0
+    attempts = [e for number, e in attempts_of.get(entry.compile_id.compilation, []) if number < attempt_number]
+    for attempt in [*attempts, entry]:
+        for artifact in attempt.artifacts:
+            if artifact.name == ARTIFACT:
+                reasons = reasons_payload(trace.payload_text(artifact.payload))
+    primary = (entry.metrics or {}).get("recompile_reason")
+    if not reasons and primary:
+        reasons = [str(primary)]
+    cid = entry.compile_id
+    offset = cid.frame_id - entry.logged_frame_id if entry.logged_frame_id is not None and cid.frame_id is not None else 0
+    return RecompileStep(str(cid), [parse_reason(r, offset) for r in reasons],
+                         failed=bool((entry.metrics or {}).get("fail_type")))
+
+
+def _frames(trace: Trace) -> dict[tuple, list[Compile]]:
+    """Compilations of each frame, the last attempt of each, in compile order."""
+    latest: dict[tuple, Compile] = {}
+    for cid, entry in trace.compiles.items():
+        if cid is None or cid.frame_id is None or cid.frame_compile_id is None:
+            continue
+        key = (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)
+        if key not in latest or (cid.attempt or 0) >= (latest[key].compile_id.attempt or 0):
+            latest[key] = entry
+    frames: dict[tuple, list[Compile]] = {}
+    for key in sorted(latest, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2])):
+        frames.setdefault(key[:2], []).append(latest[key])
+    return frames
+
+
+def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompiles:
+    """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise)."""
+    known = known_files(trace)
+    compiled_frames = CompiledFrames(trace)
+    stack_values = stack_values if stack_values is not None else StackValues(trace)
+    result: list[FrameRecompiles] = []
+    attempts_of = _attempts(trace)
+    for (_, frame_id), entries in _frames(trace).items():
+        chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
+        limit_entry = next((e for e in entries if re.search(_LIMIT, str((e.metrics or {}).get("fail_reason") or ""))), None)
+        if not chain_entries and limit_entry is None:
+            continue
+        steps: list[tuple[RecompileStep, Compile]] = []
+        for i, e in enumerate(entries):
+            if (e.compile_id.frame_compile_id or 0) == 0:
+                continue
+            step = _step(trace, e, attempts_of)
+            # After failed compiles only, nothing was cached, so nothing was compiled again: a program that caught
+            # a fullgraph=True error and compiled the function anew. No guard failed, and torch gives no reason.
+            if not step.failed_guards and all((p.metrics or {}).get("fail_type") for p in entries[:i]):
+                continue
+            steps.append((step, e))
+        if not steps and limit_entry is None:
+            continue
+        named = next((e for e in entries if (e.metrics or {}).get("co_name")), None)
+        metrics = named.metrics if named else {}
+        name = metrics.get("co_name")
+        if name is None:
+            frame = next((e.stack[-1] for e in entries if e.stack), None)
+            name = frame.name if frame else None
+        filename = metrics.get("co_filename")
+        first_line = metrics.get("co_firstlineno")
+        code = UserLocation(str(filename), first_line, name) if filename and isinstance(first_line, int) else None
+        # torch names a cached compilation without its attempt ("0/0"); the chain shows the attempt that was cached
+        # ("[0/0_1]", after a restart), so a guard names the compile id the chain shows.
+        shown = {e.compile_id.compilation: str(e.compile_id) for e in entries}
+        for step, _ in steps:
+            for guard in step.failed_guards:
+                if guard.compile_id is not None:
+                    guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
+        texts = CompileTexts(trace, entries)
+        trees = PinnedByTrees(texts)
+        sized_advice, sizes = place_failed_checks(steps, texts, code, known, compiled_frames, stack_values)
+        hooked = link_state_changes(steps, trees)
+        mark_expected(steps, trees)
+        by_id = {str(e.compile_id): e for e in entries}
+        place_size_one_guards(steps, by_id)
+        place_argument_guards(steps, code, compiled_frames)
+        state_advice = place_state_guards(steps, by_id, compiled_frames)
+        same_call_advice = same_call_requires_grad(steps, by_id, compiled_frames, function_label(name) or "a function")
+        subclass_advice = subclass_guards(steps, texts, by_id)
+        limit = None
+        if limit_entry is not None:
+            m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))
+            limit = int(m.group(1)) if m else None
+        counts = Counter(s.guard.change for s, _ in steps if s.guard)
+        changes = [c for c, _ in counts.most_common()]
+        advice: list[str] = []
+        failed_lengths = length_failures(steps)
+        histories: dict[str, LengthHistory | None] = {}  # source -> its length_history, made once
+
+        def history(source: str) -> LengthHistory | None:
+            if source not in histories:
+                histories[source] = length_history(source, failed_lengths.get(source, set()), entries, trees,
+                                                   steps[-1][0].compile_id if steps else None)
+            return histories[source]
+
+        for c in changes:
+            numbers = [st for st, _ in steps if st.guard is not None and st.guard.change == "constant"]
+            if c == "constant" and all(st.dynamic_symbol for st in numbers):
+                # automatic dynamic took care of it, the number a symbol from then on; unless that compile failed
+                names = ", ".join(dict.fromkeys(st.dynamic_of for st in numbers))
+                failed = next((st for st in numbers if st.failed), None)
+                if failed is not None:
+                    advice.append(number_dynamic_failed(names, failed, by_id.get(failed.compile_id), name))
+                    continue
+                advice.append(NUMBER_MADE_DYNAMIC.format(names=names, recompiles=count(len(numbers), "recompile")))
+                continue
+            if c in subclass_advice:
+                advice.extend(subclass_advice[c])
+                if c == "subclass_metadata" or all(st.guard.subclass for st, _ in steps
+                                                   if st.guard is not None and st.guard.change == c):
+                    continue
+            attributes = list(dict.fromkeys(st.dynamic_of for st in numbers if st.attribute and not st.dynamic_symbol))
+            if c == "constant" and attributes:
+                advice.append(ATTRIBUTE_ADVICE.format(names=and_list([f"`{a}`" for a in attributes])))
+                if all(st.attribute and not st.dynamic_symbol for st in numbers):
+                    continue
+            if c == "length":
+                advice.extend(length_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c],
+                                            mutations(trace, entries), history, len(steps)))
+                continue
+            if c == "flag":
+                advice.extend(flag_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c]))
+                continue
+            if c == "global_state" and state_advice:
+                advice.extend(state_advice)
+                continue
+            params = [g.tensor for st, _ in steps for g in st.failed_guards[:1] if g.change == c]
+            if c == "requires_grad" and params and all(t is not None and "._parameters[" in t for t in params):
+                names = and_list([f"`{user_source_name(t)}`" for t in dict.fromkeys(t for t in params if t)])
+                advice.append(PARAMETER_REQUIRES_GRAD_ADVICE.format(params=names))
+                continue
+            if c == "requires_grad" and same_call_advice:
+                advice.append(same_call_advice)
+                continue
+            if c == "dtype" and (numpy := numpy_dtype_advice(
+                    [g for st, _ in steps for g in st.failed_guards if g.change == "dtype"])):
+                advice.append(numpy)
+                continue
+            if c != "size":
+                advice.append(ADVICE[c])
+                continue
+            advice.extend(sized_advice)
+            if sizes or not sized_advice:
+                advice.append(size_advice(sizes, compiled_static(entries)))
+        if hooked:
+            advice.insert(0, HOOK_ADVICE.format(modules=and_list(list(dict.fromkeys(c.name for _, c in hooked))),
+                                                compile_ids=", ".join(dict.fromkeys(cid for cid, _ in hooked))))
+        if limit_entry is not None:
+            advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
+                             "without compiling: fix the failing guard above; raising "
+                             "torch._dynamo.config.recompile_limit only postpones it.")
+        if name == "__torch_dispatch__" and (alone := dispatch_compiled_alone(trace, entries, compiled_frames)):
+            advice.insert(0, alone)
+        called_from: list[UserLocation] = []
+        if filename and code_origin(str(filename)) is not None:
+            for e in entries:
+                # (Dynamo logs the stack when an attempt starts: a restarted one, [0/1_1], has none; its [0/1] has.)
+                loc = compiled_frames.called_from(e.compile_id)
+                if loc is not None and all(loc.key != seen.key for seen in called_from):
+                    called_from.append(loc)
+        result.append(FrameRecompiles(
+            frame_id=frame_id, name=name, filename=filename, first_line=first_line,
+            chain=[str(e.compile_id) for e in entries], steps=[s for s, _ in steps], hit_limit=limit_entry is not None,
+            limit=limit, changes=changes, advice=advice, called_from=called_from, module=wrapped_module(trace, entries),
+        ))
+    result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
+    return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace),
+                      renumbered_other_process(trace))
