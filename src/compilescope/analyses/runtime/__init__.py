@@ -37,14 +37,14 @@ from dataclasses import field
 from typing import Any, Iterable, Sequence
 
 
-from ..model.ids import CompileId
-from ..model.payloads import json_object
-from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent, stopped_note
-from ..model.trace import Trace
-from .kernel_names import library_kernel
-from .provenance import KernelTrace, Provenance, UserLine, code_lines, text_lines
-from ..wording import and_list, count, format_us
-from ..model.records import dataclass
+from ...model.ids import CompileId
+from ...model.payloads import json_object
+from ...model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent, stopped_note
+from ...model.trace import Trace
+from ..kernel_names import library_kernel
+from ..provenance import KernelTrace, Provenance, UserLine, code_lines, text_lines
+from ...wording import and_list, count, format_us
+from ...model.records import dataclass
 
 GRAPH_RANGE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
 COMPILED_REGION = re.compile(r"^Torch-Compiled Region: (?P<cid>\S+)$")
