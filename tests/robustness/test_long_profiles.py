@@ -10,7 +10,8 @@ import gzip
 import json
 from pathlib import Path
 
-from compilescope.analyses.runtime import SlowCall, _count_once
+from compilescope.analyses.runtime import SlowCall
+from compilescope.analyses.runtime.slow_calls import _count_once
 
 from ..conftest import cuda211
 from .linear_work import assert_linear, lines_run_here

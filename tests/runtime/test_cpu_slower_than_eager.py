@@ -16,7 +16,7 @@ import pytest
 
 import compilescope
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.runtime import comparison_finding, runtime_finding
+from compilescope.analyses.runtime.findings import comparison_finding, runtime_finding
 from compilescope.ingest.profile import read_profile
 from compilescope.wording import format_us
 
@@ -231,7 +231,7 @@ def test_the_linears_slow_first_calls_in_two_graphs_are_told_apart_from_its_stea
     in the raw profile, [0/1]'s call (its first in the profile) and [0/2]'s (its first ever, right after [0/2]
     compiled in the profile) took milliseconds, [0/0]'s under a tenth of one. Those two calls are a fifth of the
     run: where the time goes must say they are no steady state."""
-    from compilescope.analyses.runtime import SLOW_CALL_FACTOR, SLOW_CALL_MIN_US
+    from compilescope.analyses.runtime.slow_calls import SLOW_CALL_FACTOR, SLOW_CALL_MIN_US
     raw = _raw_events(COMPILED)
     calls = _run_calls(raw, "aten::addmm")
     regions = [e for e in raw if e["name"].startswith("Torch-Compiled Region: ")]
@@ -320,7 +320,7 @@ def test_the_speedup_is_also_said_with_the_compiled_sides_slow_calls_at_their_me
     """The compiled side's busy time holds the Linear's two slow first calls ([0/1]'s and [0/2]'s aten::addmm, the
     raw profile's milliseconds against a median under 0.1 ms): a fifth of it, which the eager side (warmed up at those
     sizes) never paid. The finding gives the speedup with those calls at their median too, as a steady state runs."""
-    from compilescope.analyses.runtime import SLOW_CALL_FACTOR, SLOW_CALL_MIN_US
+    from compilescope.analyses.runtime.slow_calls import SLOW_CALL_FACTOR, SLOW_CALL_MIN_US
     calls = [e["dur"] for e in _run_calls(_raw_events(COMPILED), "aten::addmm")]
     median = _median(calls)
     slow = [us for us in calls if us >= SLOW_CALL_FACTOR * median and us - median >= SLOW_CALL_MIN_US]

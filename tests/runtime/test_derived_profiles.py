@@ -199,7 +199,7 @@ def test_the_steady_steps_gpu_idle_is_said_by_what_the_cpu_ran(tmp_path):
     assert causes["compiled graph calls"].us == pytest.approx(sum(in_graphs), rel=1e-6)
     idle = sum(k.total_us for k in p.kernels if k.kind == "idle")
     assert sum(c.us for c in p.idle_by_cpu) == pytest.approx(idle) == pytest.approx(sum(b - a for a, b in gaps))
-    from compilescope.analyses.runtime import runtime_finding
+    from compilescope.analyses.runtime.findings import runtime_finding
 
     _, detail = runtime_finding(p)
     assert f"AccumulateGrad {format_us(sum(accumulate))} ({format_us(max(accumulate))} of it in one call)" in detail

@@ -17,9 +17,9 @@ import pytest
 
 import compilescope
 from compilescope.analyses.provenance import analyze_provenance
-from compilescope.analyses.runtime import (
-    _AUTOGRAD_NODE, COMPILING, GPU_IDLE, _LogIndex, _outermost_ops, _threads, comparison_finding, runtime_finding,
-)
+from compilescope.analyses.runtime import AUTOGRAD_NODE, COMPILING, GPU_IDLE, LogIndex, threads_of
+from compilescope.analyses.runtime.findings import comparison_finding, runtime_finding
+from compilescope.analyses.runtime.slow_calls import _outermost_ops
 from compilescope.ingest.profile import read_profile
 from compilescope.wording import format_us
 
@@ -597,7 +597,7 @@ def test_a_backwards_list_of_another_graphs_kernels_lends_it_no_lines_nor_calls(
     assert [(g.aot_id, g.compile_id) for g in callers] == [("1_backward", "[1/0]")]
     with compilescope.load(log) as trace:
         provenance = analyze_provenance(trace)
-        index = _LogIndex(trace, provenance)
+        index = LogIndex(trace, provenance)
         [(cid, section)] = [(c.compile_id, s) for c in provenance.compiles.values() for s in c.sections
                             if s.title == "0_backward"]
         code = section.code.artifact_number
@@ -871,7 +871,7 @@ def test_a_graph_call_with_no_range_around_it_holds_its_own_ops(tmp_path):
                       and not any(o["tid"] == e["tid"] and o["ts"] < e["ts"] < o["ts"] + o["dur"] for o in ops)]
     assert len(backward_calls) == 5  # one per step, each outermost now
 
-    by_thread = _threads(read_profile(str(path)).events)
+    by_thread = threads_of(read_profile(str(path)).events)
     checked, before = 0, []
     for call in backward_calls:
         outermost = _outermost_ops(by_thread[call["pid"], call["tid"]])
@@ -883,7 +883,7 @@ def test_a_graph_call_with_no_range_around_it_holds_its_own_ops(tmp_path):
             assert (own["name"], own["ts"]) == (e.name, e.ts)
             assert [op for op, _ in inner] == [o["name"] for o in inside], e.name
             checked += 1
-        before.append(_AUTOGRAD_NODE.sub("", names[at - 1]))
+        before.append(AUTOGRAD_NODE.sub("", names[at - 1]))
     # the first call's compile before it, then the contiguous() of the gradient CompiledFunctionBackward held
     assert before == ["entire_backward_compile"] + ["aten::contiguous"] * 4
     assert checked == 10

@@ -19,7 +19,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import analyze_provenance
-from compilescope.analyses.runtime import analyze_runtime
+from compilescope.analyses.runtime.join import analyze_runtime
 from compilescope.ingest.profile import read_profile
 
 from ..conftest import REPO, cuda211, report, run_cli, skip_or_fail, torch213
@@ -138,7 +138,8 @@ def test_a_profile_of_another_program_sharing_one_kernel_name_is_not_joined(tmp_
     assert not p.matched and p.other_run and p.notes[0].startswith("this profile is from another run")
     assert all(k.compile_id is None and not k.user_lines for k in p.kernels) and not p.lines
     # The one line is the reason it is not joined, wherever that note is among the others.
-    from compilescope.analyses.runtime import Runtime, runtime_finding
+    from compilescope.analyses.runtime import Runtime
+    from compilescope.analyses.runtime.findings import runtime_finding
     from compilescope.render.terminal_runtime import runtime_renderables
 
     reason = p.notes[0]
@@ -211,7 +212,7 @@ def test_a_cut_profile_is_not_decoded_whole_a_second_time(tmp_path, monkeypatch)
 def test_a_truncated_profile_says_its_numbers_are_of_the_part_read(tmp_path):
     """profile_compiled.json's first half, gzipped and cut: its GPU time is a part of the whole's, and the
     headline (the Insights line, the terminal's and the page's) says so, not only a note below it."""
-    from compilescope.analyses.runtime import runtime_finding
+    from compilescope.analyses.runtime.findings import runtime_finding
 
     log, profile = _gpu_pair()
     data = profile.read_bytes()

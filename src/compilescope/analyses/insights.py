@@ -803,7 +803,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     compared = ins.runtime.comparison if ins.runtime else None
     asked = None  # the finding a user asked for by giving both profiles: first of its severity, whatever its section
     if compared is not None:
-        from .runtime import comparison_finding  # here: only a log given with a profile pays for the runtime analysis
+        from .runtime.findings import comparison_finding  # here: only a log given with a profile pays for the runtime analysis
 
         finding = comparison_finding(compared)
         if finding is not None:
@@ -842,7 +842,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             ins.dynamic_shapes.specializations, exported, ins.dynamic_shapes.dynamic_compiles)) is not None:
         out.append(specialized)
     if ins.runtime:
-        from .runtime import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
+        from .runtime.findings import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
 
         for profile in ins.runtime.profiles:
             if compared is not None and profile.source == compared.eager and not profile.compiled:
@@ -1019,7 +1019,7 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runti
         out.append(Finding(severity, "raised" if w.raised else "warnings", w.name, f"{where}{cost}{w.advice}"))
     if runtime and not any(w.name == NO_TF32 for w in printed.warnings):
         # torch warns on stderr only, which a user may not have kept: the profile shows the float32 GEMMs by itself
-        from .runtime import tf32_unused  # here: only a log given with a profile pays for the runtime analysis
+        from .runtime.findings import tf32_unused  # here: only a log given with a profile pays for the runtime analysis
 
         shown = next((c for p in runtime.profiles if (c := tf32_unused(p))), None)
         if shown:
@@ -1035,7 +1035,7 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runti
 def _matmul_cost(runtime: Runtime) -> str:
     """"in profile.json the matmuls' kernels took 95% of the GPU time (33 ms, aten::mm); ": what TF32 would speed up,
     from the profile of the compiled run (the first profile where none is), where its matmuls took any time."""
-    from .runtime import matmul_time  # here: only a log given with a profile pays for the runtime analysis
+    from .runtime.findings import matmul_time  # here: only a log given with a profile pays for the runtime analysis
 
     profile = next((p for p in runtime.profiles if p.compiled), runtime.profiles[0] if runtime.profiles else None)
     if profile is None:

@@ -96,7 +96,7 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
             results = analyze(trace, profiles)  # once: the facts, the warning and the report are all made from it
             facts[rank] = run_facts(results)
             if unreadable is not None:  # a run-time gate then says why, not that no profile was there
-                from ..analyses.runtime import unreadable_profile_facts  # here: as the profile reader
+                from ..analyses.runtime.diff_facts import unreadable_profile_facts  # here: as the profile reader
 
                 facts[rank].runtime = unreadable_profile_facts(*unreadable)
             assert results.insights is not None  # analyze() always computes them

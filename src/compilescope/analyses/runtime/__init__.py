@@ -25,21 +25,35 @@ Kernel -> user lines comes from Inductor provenance; a kernel fused from several
 lines has its time divided evenly among them in the by-line table. An extern op's n-th call in one call of a
 graph is the n-th call of it in the graph's output code (provenance numbers them in order), and its time goes to
 that call's lines.
+
+The package, by what each module holds:
+
+- __init__.py: the saved classes (KernelRow, GraphRow, ..., ProfileRuntime, Comparison, Runtime), the row kinds and
+  labels; what the log says (LogIndex: graph keys, kernels, user lines); and the profile's nesting on each thread
+  into rows of the two timelines (cpu_rows, gpu_rows), with the interval helpers (union, merged, Covered, less).
+  Every class stays here: a saved result names its class by this module (model/codec.type_name), and the nesting
+  makes _Context, whose name is part of the saved form's fingerprint.
+- join.py: analyze_runtime, the entry, and profile_runtime: one profile joined to the log (rows, graphs, lines,
+  shares, whether it is this log's run).
+- slow_calls.py: the calls a steady state does not pay (a first call's warm-up, a stall), on each timeline.
+- gpu_idle.py: the GPU's idle time by what the CPU ran meanwhile, and each part's idle time.
+- comparison.py: eager against compiled, op by op; one profile split into its eager and compiled runs.
+- findings.py: the Insights lines (a profile's, eager against compiled, float32 matmuls without TF32).
+- diff_facts.py: what `diff` compares of a run's profile.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import statistics
 from bisect import bisect_left, bisect_right
 from dataclasses import field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 
 from ...model.ids import CompileId
 from ...model.payloads import json_object
-from ...model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent, stopped_note
+from ...model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent
 from ...model.trace import Trace
 from ..kernel_names import library_kernel
 from ..provenance import KernelTrace, Provenance, UserLine, code_lines, text_lines
@@ -59,7 +73,7 @@ def kernel_name(event_name: str) -> str | None:
     return name if INDUCTOR_KERNEL.match(name) else None
 _CACHE_EVENTS = ("fx_graph_cache_miss", "fx_graph_cache_hit", "fx_graph_cache_bypass", "inductor_compile")
 _LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver", "runtime")  # "runtime": older Kineto
-_EPS = 1e-6
+EPS = 1e-6
 
 # Row kinds, in the order the report explains them.
 INDUCTOR, EXTERN, WRAPPER, EAGER = "inductor", "extern", "wrapper", "eager"
@@ -78,7 +92,6 @@ IN_GRAPH = (INDUCTOR, EXTERN, WRAPPER)
 GPU_IDLE = "GPU idle (no kernel running)"
 GRAPH_LAUNCH = "cudaGraphLaunch"  # the CUDA runtime call that replays a CUDA graph
 UNTRACED = "no profiler event (Python, data loading)"
-_IDLE_LABELS = {GPU_IDLE: "GPU idle", UNTRACED: "no profiler event"}  # by graph: idle is no graph
 
 
 @dataclass
@@ -93,7 +106,7 @@ class KernelRow:
     share: float = 0.0
     run_share: float | None = None  # of the time not spent compiling (None: the profile has none, or this row is it)
     user_lines: list[UserLine] = field(default_factory=list)
-    line_us: list[float] = field(default_factory=list)  # the time of it on each of user_lines (_Rows.split_by_line)
+    line_us: list[float] = field(default_factory=list)  # the time of it on each of user_lines (Rows.split_by_line)
     code_artifact: int | None = None  # the output code artifact that defines it, and the line
     code_line: int | None = None
     stacks_artifact: int | None = None  # the kernel stack traces artifact, and the kernel's name there
@@ -131,7 +144,7 @@ class KernelRow:
         return list(by_file.items())
 
     def _line_us(self) -> list[float | None]:
-        """line_us where the rows were split by line (_Rows.split_by_line), else None for each user line."""
+        """line_us where the rows were split by line (Rows.split_by_line), else None for each user line."""
         return list(self.line_us) if len(self.line_us) == len(self.user_lines) else [None] * len(self.user_lines)
 
 
@@ -258,7 +271,7 @@ class IdleCause:
 IDLE_IN_GRAPH, IDLE_IN_REGION, IDLE_IN_OP, IDLE_IN_NO_OP = "graph call", "compiled region", "eager op", "no op"
 # An outermost range's name, as a reader knows it: the autograd engine's ranges name the node it ran
 DYNAMO_LOOKUP = "TorchDynamo Cache Lookup"  # Dynamo's guards, before a compiled region runs
-_AUTOGRAD_NODE = re.compile(r"^autograd::engine::evaluate_function: (?:torch::autograd::)?")
+AUTOGRAD_NODE = re.compile(r"^autograd::engine::evaluate_function: (?:torch::autograd::)?")
 
 
 @dataclass
@@ -273,22 +286,7 @@ class ProfileCompile:
                 "recompile": self.recompile}
 
 
-# A call far longer than its kernel's median call: SLOW_CALL_FACTOR times it, and SLOW_CALL_MIN_US longer (a few µs of
-# jitter on a tiny kernel is no finding). The median needs SLOW_CALL_MIN_CALLS calls to stand for the steady state.
-SLOW_CALL_FACTOR = 10.0
-SLOW_CALL_MIN_US = 1000.0
-SLOW_CALL_MIN_CALLS = 3
 GRAPH_CALL = "graph call"  # a SlowCalls of a GPU timeline: a compiled graph's whole call (_slow_graph_calls)
-
-
-def _slow(times: list[float]) -> tuple[float, list[int]]:
-    """The one rule for a call a steady state does not pay (a first call's warm-up, a stall): its name's calls' median,
-    and the places (0: the first) of the calls SLOW_CALL_FACTOR times it and SLOW_CALL_MIN_US longer; none for a name
-    called fewer than SLOW_CALL_MIN_CALLS times."""
-    if len(times) < SLOW_CALL_MIN_CALLS:
-        return 0.0, []
-    median = statistics.median(times)
-    return median, [i for i, us in enumerate(times) if us >= SLOW_CALL_FACTOR * median and us - median >= SLOW_CALL_MIN_US]
 
 
 @dataclass
@@ -686,7 +684,7 @@ def _attempt_text(cid: CompileId) -> str:
     return f"{str(cid).strip('[]').partition('_')[0]}_{cid.attempt or 0}"
 
 
-class _LogIndex:
+class LogIndex:
     """What the log says about graphs and kernels, looked up by the names a profile uses."""
 
     def __init__(self, trace: Trace, provenance: Provenance):
@@ -969,7 +967,7 @@ def _is_op(e: ProfileEvent) -> bool:
     return e.cat in OP_CATEGORIES and "::" in e.name and not e.name.startswith(_AUTOGRAD_RANGES)
 
 
-def _threads(events: Iterable[ProfileEvent]) -> dict[tuple, list[ProfileEvent]]:
+def threads_of(events: Iterable[ProfileEvent]) -> dict[tuple, list[ProfileEvent]]:
     threads: dict[tuple, list[ProfileEvent]] = {}
     for e in events:
         if not e.on_gpu and e.cat not in PROFILER_CATEGORIES:
@@ -985,7 +983,7 @@ def _nest(events: list[ProfileEvent]) -> tuple[list[int | None], list[_Context]]
     contexts: list[_Context] = []
     stack: list[int] = []
     for i, e in enumerate(events):
-        while stack and events[stack[-1]].end <= e.ts + _EPS:
+        while stack and events[stack[-1]].end <= e.ts + EPS:
             stack.pop()
         parent = stack[-1] if stack else None
         up = contexts[parent] if parent is not None else _Context(None, None, None, None)
@@ -1003,12 +1001,12 @@ def _nest(events: list[ProfileEvent]) -> tuple[list[int | None], list[_Context]]
     return parents, contexts
 
 
-def _union(intervals: list[tuple[float, float]]) -> float:
+def union(intervals: list[tuple[float, float]]) -> float:
     """The length the intervals cover together (each instant once)."""
-    return sum(e - s for s, e in _merged(intervals))
+    return sum(e - s for s, e in merged(intervals))
 
 
-def _merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+def merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
     """The union of intervals as disjoint ones, in order (touching ones joined)."""
     out: list[tuple[float, float]] = []
     for s, e in sorted(intervals):
@@ -1020,12 +1018,12 @@ def _merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float
     return out
 
 
-class _Covered:
+class Covered:
     """The union of intervals, asked many times what lies in a window: each question bisects, where scanning every
     interval made a profile of 10000 kernels take minutes (the idle gaps against every op, every compile range)."""
 
     def __init__(self, intervals: Iterable[tuple[float, float]]):
-        self.spans = _merged(intervals)
+        self.spans = merged(intervals)
         self.starts = [s for s, _ in self.spans]
         self.ends = [e for _, e in self.spans]
         self.before = [0.0]  # the time covered before each span
@@ -1046,12 +1044,12 @@ class _Covered:
                 for s, e in self.spans[bisect_right(self.ends, start):bisect_left(self.starts, end)]]
 
 
-class _Rows:
-    def __init__(self, index: _LogIndex):
+class Rows:
+    def __init__(self, index: LogIndex):
         self.index = index
         self.rows: dict[tuple, KernelRow] = {}
         self._regions: dict[tuple, str | None] = {}  # the region each row outside a graph took its compile id from
-        # An extern row's op calls in its graph's code (_LogIndex.call_sites), and its time by call (None: a call not
+        # An extern row's op calls in its graph's code (LogIndex.call_sites), and its time by call (None: a call not
         # told apart, whose time goes to all the row's lines).
         self._sites: dict[tuple, list[_CallSite]] = {}
         self._site_us: dict[tuple, dict[int | None, float]] = {}
@@ -1062,14 +1060,14 @@ class _Rows:
         # (first kernel start, last kernel end): for _slow_graph_calls.
         self.graph_calls: list[tuple[str, float, float, bool]] = []
         self.compiling: list[tuple[float, float]] = []
-        self._compiling_covered: _Covered | None = None  # (compiling, asked per call by _gpu_time)
+        self._compiling_covered: Covered | None = None  # (compiling, asked per call by _gpu_time)
         self.gpu_spans: list[tuple[float, float]] = []
-        self.idle_gaps: list[tuple[float, float]] = []  # each GPU's idle, compiling left out: for _idle_by_cpu
+        self.idle_gaps: list[tuple[float, float]] = []  # each GPU's idle, compiling left out: for idle_by_cpu
 
     def compiling_in(self, start: float, end: float) -> list[tuple[float, float]]:
         """The compile ranges between start and end, cut to them."""
         if self._compiling_covered is None:
-            self._compiling_covered = _Covered(self.compiling)
+            self._compiling_covered = Covered(self.compiling)
         return self._compiling_covered.pieces(start, end)
 
     def time_call(self, row: KernelRow, start: float, us: float) -> None:
@@ -1151,7 +1149,7 @@ class _Rows:
                 row.stacks_name = sites[calls[0]].name
 
 
-def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool = False) -> tuple[float, int]:
+def cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: Rows, part: bool = False) -> tuple[float, int]:
     total, n_threads = 0.0, 0
     for evs in threads.values():
         if not any(e.cat in OP_CATEGORIES for e in evs):
@@ -1170,12 +1168,12 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool 
             else:
                 children.setdefault(p, []).append((e.ts, ends[i]))
         # A run cut out of a profile is the time of its ranges; gaps between them belong to the other run.
-        span = _union(top) if part else max(e.end for e in evs) - min(e.ts for e in evs)
+        span = union(top) if part else max(e.end for e in evs) - min(e.ts for e in evs)
         total += span
-        rows.add(IDLE, UNTRACED, _Context(None, None, None, None), span - _union(top), 0)
+        rows.add(IDLE, UNTRACED, _Context(None, None, None, None), span - union(top), 0)
         for i, e in enumerate(evs):
             length = e.dur if ends[i] == e.end else ends[i] - e.ts  # dur as recorded: ts + dur loses digits
-            own = max(0.0, length - _union(children.get(i, [])))
+            own = max(0.0, length - union(children.get(i, [])))
             ctx = contexts[i]
             if ctx.compiling:  # a first call's compile, or its autotuning inside the graph's call
                 parent = parents[i]
@@ -1218,10 +1216,10 @@ def _inside_op(parents: list[int | None], contexts: list[_Context], i: int) -> b
 
 def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
     """The length of time inside both unions."""
-    return _union(a) + _union(b) - _union(a + b)
+    return union(a) + union(b) - union(a + b)
 
 
-def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: _Rows) -> tuple[float, int]:
+def gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: Rows) -> tuple[float, int]:
     launches: dict[int, tuple[_Context, bool]] = {}  # correlation -> the launch's context, whether a replay
     compiling: list[tuple[float, float]] = []  # the CPU's compile ranges: the GPU waits while a first call compiles
     for evs in threads.values():
@@ -1253,7 +1251,7 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
                 ctx, replayed = launched
             else:  # no CPU launch recorded: the GPU-side graph range around it, if any
                 j = bisect_right(starts, e.ts) - 1
-                around = GRAPH_RANGE.match(ranges[j].name) if j >= 0 and ranges[j].end >= e.end - _EPS else None
+                around = GRAPH_RANGE.match(ranges[j].name) if j >= 0 and ranges[j].end >= e.end - EPS else None
                 graph = around["key"] if around else None
                 ctx, replayed = _Context(graph, None, None, None), False
             if ctx.compiling:  # autotuning's benchmark runs, launched while the first call compiled
@@ -1272,16 +1270,16 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
         rows.gpu_spans.append((first, last))
         # A run cut out of a profile: its kernels only (the gaps hold the other run's kernels).
         ran = [(e.ts, e.end) for e in evs]
-        idle = 0.0 if profile.part_of else (last - first) - _union(ran)
+        idle = 0.0 if profile.part_of else (last - first) - union(ran)
         # The GPU idles while a first call compiles (and waits for g++, Triton, autotuning): that is compiling.
         waiting = 0.0
         if idle and compiling:
             window = [(max(s, first), min(e, last)) for s, e in compiling if e > first and s < last]
-            waiting = min(idle, _union(window) - _overlap(window, ran))
+            waiting = min(idle, union(window) - _overlap(window, ran))
         rows.add(COMPILE, COMPILING, _Context(None, None, None, None), waiting, 0)
         rows.add(IDLE, GPU_IDLE, _Context(None, None, None, None), idle - waiting, 0)
         if idle and not profile.part_of:
-            rows.idle_gaps.extend(_less(_gaps(ran), compiling))
+            rows.idle_gaps.extend(less(_gaps(ran), compiling))
         total += busy + idle
     rows.compiling = compiling
     return total, len(devices)
@@ -1297,10 +1295,10 @@ def _gaps(ran: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return out
 
 
-def _less(gaps: list[tuple[float, float]], taken: list[tuple[float, float]]) -> list[tuple[float, float]]:
+def less(gaps: list[tuple[float, float]], taken: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """gaps with the times in `taken` cut out (each gap against the cuts inside it only)."""
     out = []
-    cuts = _Covered(taken)
+    cuts = Covered(taken)
     for a, b in gaps:
         start = a
         for s, e in cuts.pieces(a, b):
@@ -1312,51 +1310,6 @@ def _less(gaps: list[tuple[float, float]], taken: list[tuple[float, float]]) -> 
     return out
 
 
-def _idle_by_cpu(gaps: list[tuple[float, float]], threads: dict[tuple, list[ProfileEvent]]) -> list[IdleCause]:
-    """The GPU's idle gaps by what the CPU ran meanwhile, on any thread (the autograd engine runs the backward on its
-    own): first a compiled graph's call range, then the compiled region around it, then the outermost op range, by
-    name (the backward's wrapper is the autograd node CompiledFunctionBackward); the rest, no op recorded."""
-    graph_calls, regions, outermost = [], [], []
-    for evs in threads.values():
-        end = float("-inf")
-        for e in sorted((e for e in evs if e.cat in OP_CATEGORIES), key=lambda e: (e.ts, -e.dur)):
-            if GRAPH_RANGE.match(e.name):
-                graph_calls.append((e.ts, e.end))
-            elif COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP:
-                regions.append((e.ts, e.end))
-            if e.ts >= end:
-                outermost.append(e)
-                end = e.end
-    out = []
-    left = gaps
-    for kind, what, taken in ((IDLE_IN_GRAPH, "compiled graph calls", graph_calls),
-                              (IDLE_IN_REGION, "Dynamo around the graph calls (its guards, the compiled region)", regions)):
-        rest = _less(left, taken)
-        us = _union(left) - _union(rest)
-        if us > 0:
-            out.append(IdleCause(kind, what, us))
-        left = rest
-    by_op: dict[str, float] = {}
-    longest: dict[str, float] = {}
-    idle = _Covered(left)
-    for e in outermost:
-        if GRAPH_RANGE.match(e.name) or COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP:
-            continue
-        us = idle.within(e.ts, e.end)
-        if us > 0:
-            name = _AUTOGRAD_NODE.sub("", e.name)
-            by_op[name] = by_op.get(name, 0.0) + us
-            longest[name] = max(longest.get(name, 0.0), us)
-    # (two threads' ops at once count for each: cut from what is left once, as a union)
-    rest = _less(left, [(e.ts, e.end) for e in outermost])
-    in_ops = _union(left) - _union(rest)
-    scale = in_ops / sum(by_op.values()) if by_op else 0.0
-    out += [IdleCause(IDLE_IN_OP, name, us * scale, longest[name] * scale) for name, us in by_op.items()]
-    if rest:
-        out.append(IdleCause(IDLE_IN_NO_OP, "no op recorded on the CPU (Python between calls, waiting)", _union(rest)))
-    return sorted(out, key=lambda c: -c.us)
-
-
 def _in_backward(evs: list[ProfileEvent], parents: list[int | None], i: int) -> bool:
     """A graph call the autograd engine made (inside its CompiledFunctionBackward range): the backward graph."""
     p = parents[i]
@@ -1365,753 +1318,3 @@ def _in_backward(evs: list[ProfileEvent], parents: list[int | None], i: int) -> 
             return True
         p = parents[p]
     return False
-
-
-def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, index: _LogIndex | None = None) -> ProfileRuntime:
-    index = index or _LogIndex(trace, provenance)
-    rows = _Rows(index)
-    threads = _threads(profile.events)
-    on_gpu = any(e.on_gpu and e.cat != "gpu_user_annotation" for e in profile.events)
-    if on_gpu:
-        total, devices = _gpu_rows(profile, threads, rows)
-    else:
-        total, devices = _cpu_rows(threads, rows, part=profile.part_of is not None)
-    rows.split_by_line()
-    kernels = sorted((r for r in rows.rows.values() if r.total_us > 0 or r.calls), key=lambda r: -r.total_us)
-    for r in kernels:
-        r.share = r.total_us / total if total else 0.0
-    graph_calls = _graph_calls(threads)
-    graphs: dict[tuple[str | None, str | None], GraphRow] = {}
-    for r in kernels:
-        # idle: (None, IDLE), a row apart from the eager ops and compiling (None, None)
-        key = (r.graph, r.region) if r.kind in IN_GRAPH else (None, IDLE) if r.kind == IDLE else (None, None)
-        in_graph = r.kind in IN_GRAPH
-        g = graphs.get(key)
-        if g is None:
-            g = graphs[key] = GraphRow(key[0], r.compile_id if in_graph else None,
-                                       graph_calls.get(key, 0) if in_graph else 0, region=key[1] if in_graph else None,
-                                       idle=r.kind == IDLE, idle_label=_IDLE_LABELS.get(r.name) if r.kind == IDLE else None)
-        g.compile_id = g.compile_id or (r.compile_id if in_graph else None)
-        g.total_us += r.total_us
-        if r.kind in (INDUCTOR, EXTERN):
-            g.kernels_us += r.total_us
-    for g in graphs.values():
-        g.share = g.total_us / total if total else 0.0
-    notes = list(profile.notes)
-    not_joined = _not_joined(kernels, index, on_gpu)
-    matched = not_joined is None
-    if not_joined is not None:
-        notes.insert(0, not_joined)  # first, as summary-schema.md promises
-    else:
-        notes.extend(_unknown_kernels(kernels, index))
-    if not matched:
-        # A profile of another run names its compiled regions "0/0", "1/0" as this log does, and its kernels as any
-        # program's: that is no reason to charge them to this log's compiles and lines.
-        for r in kernels:
-            r.compile_id, r.user_lines, r.line_us, r.code_artifact, r.code_line = None, [], [], None, None
-            r.stacks_artifact = r.stacks_name = None
-        for g in graphs.values():
-            g.compile_id = None
-    lines: dict[tuple[str, int], LineRow] = {}
-    for r in kernels:
-        for u, us in zip(r.user_lines, r.line_us):
-            row = lines.get((u.file, u.line))
-            if row is None:
-                row = lines[(u.file, u.line)] = LineRow(u.file, u.line, u.function, u.code)
-            row.total_us += us
-            if r.name not in row.kernels:
-                row.kernels.append(r.name)
-    for row in lines.values():
-        row.share = row.total_us / total if total else 0.0
-    result = ProfileRuntime(
-        source=profile.source, timeline="gpu" if on_gpu else "cpu", total_us=total, devices=devices, kernels=kernels,
-        graphs=sorted(graphs.values(), key=lambda g: (not g.in_graph, -g.total_us)),
-        lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
-        graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
-        wall_us=profile.wall_us, capabilities=list(profile.capabilities), other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
-        stopped=profile.stopped, not_joined=not_joined, no_lines=None if lines else _no_lines(kernels),
-        compiles=_compiles(rows.compile_spans, index) if matched else [], backward=index.backward,
-        # (a run cut out of a profile counts its kernels only on a GPU: no idle for a slow graph call to cost it)
-        slow_calls=([] if not matched else _slow_calls(rows) if not on_gpu
-                    else _gpu_slow_calls(rows, threads)
-                    if profile.part_of is None else []),
-        idle_by_cpu=_idle_by_cpu(rows.idle_gaps, threads) if rows.idle_gaps else [],
-    )
-    _run_shares(result)
-    return result
-
-
-def _compiles(spans: list[tuple[float, float, str | None]], index: _LogIndex) -> list[ProfileCompile]:
-    """The compiles a profile covers, by the compile id torch's ranges name: a recompile (frame_compile_id > 0) is
-    no first call's work, and warming up before profiling leaves it in."""
-    out: list[ProfileCompile] = []
-    for start, end, text in sorted(spans):
-        cid = index.compile_id(text) if text else None
-        out.append(ProfileCompile(cid, end - start, bool(cid and cid.frame_compile_id)))
-    return out
-
-
-def _slow_calls(rows: _Rows) -> list[SlowCalls]:
-    """The compiled graphs' kernels some of whose calls took far longer than their median call (SlowCalls)."""
-    compiled_at: dict[CompileId, float] = {}  # a compile in the profile: when it ended
-    for _, end, text in rows.compile_spans:
-        cid = rows.index.compile_id(text) if text else None
-        if cid is not None:
-            compiled_at[cid] = max(end, compiled_at.get(cid, end))
-    groups: dict[tuple, list[tuple[KernelRow, float, float, bool]]] = {}
-    for row, calls in rows.timed.values():
-        if row.kind not in (INDUCTOR, EXTERN):  # (an op the graph's output code does not call became its wrapper's)
-            continue
-        # A kernel at its lines: a recompile for another size runs the same one in a graph of its own.
-        key = ((row.kind, row.name, tuple((u.file, u.line) for u in row.user_lines)) if row.user_lines
-               else (row.kind, row.name, row.graph, row.region))
-        first = min(start for start, _ in calls)
-        groups.setdefault(key, []).extend((row, start, us, start == first) for start, us in calls)
-    found = []
-    for group in groups.values():
-        group.sort(key=lambda c: c[1])
-        median, places = _slow([us for _, _, us, _ in group])
-        slow = [SlowCall(row.compile_id, n + 1, us, first,
-                         first and row.compile_id in compiled_at and compiled_at[row.compile_id] <= start + _EPS)
-                for n, (row, start, us, first) in ((n, group[n]) for n in places)]
-        if slow:
-            kernel = group[0][0]
-            found.append(SlowCalls(kernel.name, kernel.kind, kernel.user_lines, len(group), median, slow))
-    return sorted(found, key=lambda f: -f.over_median_us)
-
-
-# A slow call on a GPU timeline, for _count_once: (its start, its pieces of the GPU timeline, the call)
-_Timed = tuple[float, list[tuple[float, float]], SlowCall]
-
-
-def _gpu_slow_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]]) -> list[SlowCalls]:
-    """A GPU timeline's slow calls, graph calls' and eager ops' (most time over the median first), each piece of the
-    GPU timeline counted once (_count_once)."""
-    timed: list[_Timed] = []
-    found = _slow_graph_calls(rows, timed) + _slow_op_calls(rows, threads, timed)
-    _count_once(timed)
-    return sorted(found, key=lambda f: -f.over_median_us)
-
-
-def _count_once(timed: list[_Timed]) -> None:
-    """Each slow call's time that an earlier one (by start) already covers: two threads that call a graph (or run an
-    op) for the first time at once keep the one GPU waiting once, and each call's time on the GPU timeline is that
-    same wait. Summed per call, capture_profile with its main thread's events recorded again under another thread
-    counted 155% of the run as warm-up, and a steady state under zero."""
-    # What the earlier calls hold, merged (disjoint, in order): each piece bisects into it and joins the spans it
-    # meets, where merging the whole list again per call took 14 s for 4000 slow calls.
-    starts: list[float] = []
-    ends: list[float] = []
-    for _, pieces, call in sorted(timed, key=lambda t: t[0]):
-        overlap = 0.0
-        for a, b in _merged(pieces):  # (its own pieces as one union: two GPUs' spans may overlap)
-            i, j = bisect_left(ends, a), bisect_right(starts, b)  # the spans it meets or touches: i..j-1
-            for s, e in zip(starts[i:j], ends[i:j]):
-                overlap += max(0.0, min(b, e) - max(a, s))
-            if i < j:
-                a, b = min(a, starts[i]), max(b, ends[j - 1])
-            starts[i:j], ends[i:j] = [a], [b]
-        call.overlap_us = overlap
-
-
-def _graph_call_names(rows: _Rows) -> dict[tuple[float, float], str]:
-    """Each graph call's range (start, end) -> the call in the user's terms: `backward graph call 2 of 5 of [0/0]
-    (forward)` (its compiled function's name, where the log has it)."""
-    groups: dict[tuple[str, bool], list[tuple[float, float]]] = {}
-    for key, start, end, backward in rows.graph_calls:
-        groups.setdefault((key, backward), []).append((start, end))
-    names: dict[tuple[float, float], str] = {}
-    for (key, backward), calls in groups.items():
-        cid = rows.index.graph_cid.get(key)
-        function = rows.index.function(cid)
-        graph = f"{cid or 'graph ' + key[:8]}" + (f" ({function})" if function else "")
-        for n, call in enumerate(sorted(calls), 1):  # (two threads' calls at the same instants: the first's number)
-            names.setdefault(call, f"{'backward' if backward else 'forward'} graph call {n} of {len(calls)} of {graph}")
-    return names
-
-
-def _slow_graph_calls(rows: _Rows, timed: list[_Timed]) -> list[SlowCalls]:
-    """On a GPU timeline, the compiled graphs' calls that took far longer than their graph's median call.
-
-    A GPU kernel's calls take the same time, first call or not (none of the H200 profiles has one 3x its median):
-    what a first call's warm-up (loading its kernels, cuBLAS's handle, CUDA graphs' recording) costs is GPU idle while
-    the CPU is busy. So a call's time is its graph range's wall time on the GPU timeline: inside a GPU's span (first
-    kernel to last), less the compile ranges in it (compiling's own row already holds those). capture_profile's
-    first forward call spent 134 ms so, against a median call of 1.09 ms."""
-    groups: dict[tuple[str, bool], list[tuple[float, float, float]]] = {}
-    for key, start, end, backward in sorted(rows.graph_calls, key=lambda c: c[1]):
-        groups.setdefault((key, backward), []).append((start, end, _gpu_time(rows, start, end)))
-    compiled_at: dict[CompileId, float] = {}  # a compile in the profile: when it started
-    for start, _, text in rows.compile_spans:
-        cid = rows.index.compile_id(text) if text else None
-        if cid is not None:
-            compiled_at[cid] = min(start, compiled_at.get(cid, start))
-    found = []
-    for (key, backward), calls in groups.items():
-        median, places = _slow([us for _, _, us in calls])
-        cid = rows.index.graph_cid.get(key)
-        # The first call after its compile in this profile: the compile ran before it or inside it (autotuning).
-        compiled_before = cid is not None and cid in compiled_at and compiled_at[cid] <= calls[0][1]
-        slow = []
-        for n in places:
-            start, end, us = calls[n]
-            slow.append(SlowCall(cid, n + 1, us, n == 0, n == 0 and compiled_before))
-            timed.append((start, _gpu_pieces(rows, start, end), slow[-1]))
-        if slow:
-            name = f"{cid or 'graph ' + key[:8]}'s {'backward' if backward else 'forward'} graph call"
-            found.append(SlowCalls(name, GRAPH_CALL, [], len(calls), median, slow))
-    return found
-
-
-def _gpu_pieces(rows: _Rows, start: float, end: float,
-                judged: list[tuple[float, float]] | None = None) -> list[tuple[float, float]]:
-    """A call's pieces of the GPU timeline: its range inside each GPU's span (first kernel to last), less the compile
-    ranges in it (compiling's own row holds those) and the calls inside it judged on their own (`judged`)."""
-    out: list[tuple[float, float]] = []
-    for first, last in rows.gpu_spans:
-        a, b = max(start, first), min(end, last)
-        if b <= a:
-            continue
-        cut = _merged(rows.compiling_in(a, b) + [(max(s, a), min(e, b)) for s, e in judged or [] if e > a and s < b])
-        at = a
-        for s, e in cut:
-            if s > at:
-                out.append((at, s))
-            at = max(at, e)
-        if at < b:
-            out.append((at, b))
-    return out
-
-
-def _gpu_time(rows: _Rows, start: float, end: float, judged: list[tuple[float, float]] | None = None) -> float:
-    """A call's time on the GPU timeline (_gpu_pieces): per GPU, so two GPUs' spans count each."""
-    return sum(b - a for a, b in _gpu_pieces(rows, start, end, judged))
-
-
-def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]], timed: list[_Timed]) -> list[SlowCalls]:
-    """On a GPU timeline, the eager ops' and compiled regions' calls a steady state does not pay, by the graph calls'
-    rule (_slow): each outermost op range of a thread by its name (an autograd node by its node's: the backward's
-    wrapper CompiledFunctionBackward, AccumulateGrad), its calls in the order they ran, a call's time as a graph
-    call's (_gpu_time) less the graph calls inside it, which _slow_graph_calls judges. An eager op's first call
-    loads its kernels too: capture_profile's first aten::sum kept the GPU waiting 27 ms, its first backward 31 ms
-    outside the backward graph's call, its first accumulation into .grad (AccumulateGrad's 13th call, step 2's
-    first) 11 ms; the graph calls' warm-up alone left those in the steady state. Each slow one is said in the user's
-    terms (SlowCall.during, first_on_thread, first_op)."""
-    graph_ranges = sorted((start, end) for _, start, end, _ in rows.graph_calls)
-    starts = [s for s, _ in graph_ranges]
-    latest_end: list[float] = []  # the latest end of the ranges up to each: how far back one may still reach into an op
-    for _, t in graph_ranges:
-        latest_end.append(max(t, latest_end[-1]) if latest_end else t)
-    # (kind, name) -> each call: start, end, time, the graph calls inside it, its thread, the ops inside it (name, start)
-    groups: dict[tuple[str, str], list[tuple[float, float, float, list[tuple[float, float]], tuple,
-                                             list[tuple[str, float]]]]] = {}
-    around: set[tuple[str, str]] = set()  # names with graph calls inside: said as outside them
-    first_run: dict[str, float] = {}  # an op name -> when it first started, on any thread
-    for thread, evs in threads.items():
-        for e, inner in _outermost_ops(evs):
-            for op, ts in [(e.name, e.ts), *inner]:
-                first_run[op] = min(ts, first_run.get(op, ts))
-            if GRAPH_RANGE.match(e.name):
-                continue  # a graph call with no range around it: _slow_graph_calls judges it
-            region = bool(COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP)
-            key = (IDLE_IN_REGION if region else IDLE_IN_OP, _AUTOGRAD_NODE.sub("", e.name))
-            inside = _ranges_in(graph_ranges, starts, latest_end, e.ts, e.end)
-            if inside:
-                around.add(key)
-            groups.setdefault(key, []).append((e.ts, e.end, _gpu_time(rows, e.ts, e.end, inside), inside, thread, inner))
-    graph_names = _graph_call_names(rows) if groups else {}
-    found = []
-    for (kind, name), calls in groups.items():
-        calls.sort(key=lambda c: c[0])
-        median, places = _slow([us for _, _, us, _, _, _ in calls])
-        if not places:
-            continue
-        slow = []
-        for n in places:
-            start, end, us, inside, thread, inner = calls[n]
-            earlier = calls[:n]
-            ran_before = {op for c in earlier for op, _ in c[5]}
-            new = next(((op, ts) for op, ts in inner if op not in ran_before), None)
-            # the graph call it holds, else the last one to start before it (on any thread: the autograd engine's)
-            during: str | None
-            if inside:
-                during = f"around {graph_names[min(inside)]}"
-            else:
-                j = bisect_right(starts, start) - 1
-                during = f"after {graph_names[graph_ranges[j]]}" if j >= 0 else None
-            call = SlowCall(None, n + 1, us, False, False, during=during,
-                            first_on_thread=all(c[4] != thread for c in earlier), first_op=new[0] if new else None,
-                            first_op_in_profile=new is not None and first_run[new[0]] == new[1])
-            slow.append(call)
-            timed.append((start, _gpu_pieces(rows, start, end, inside), call))
-        said = f"{name} (outside its graph calls)" if (kind, name) in around else name
-        found.append(SlowCalls(said, kind, [], len(calls), median, slow))
-    return found
-
-
-def _outermost_ops(evs: list[ProfileEvent]) -> list[tuple[ProfileEvent, list[tuple[str, float]]]]:
-    """A thread's outermost op ranges in the order they ran, each with the ops that started inside it (name, start):
-    what that call ran. A graph call's range is one too where nothing is around it, so its ops are its own, not the
-    op's before it."""
-    out: list[tuple[ProfileEvent, list[tuple[str, float]]]] = []
-    end = float("-inf")
-    for e in sorted((e for e in evs if e.cat in OP_CATEGORIES), key=lambda e: (e.ts, -e.dur)):
-        if e.ts < end:
-            out[-1][1].append((e.name, e.ts))
-            continue
-        end = e.end
-        out.append((e, []))
-    return out
-
-
-def _ranges_in(ranges: list[tuple[float, float]], starts: list[float], latest_end: list[float], start: float,
-               end: float) -> list[tuple[float, float]]:
-    """The ranges (sorted, with their starts and running latest end) that overlap start..end: found by bisection, as
-    every op of a long profile asks."""
-    j = bisect_left(starts, start)
-    out = [r for r in ranges[j:bisect_left(starts, end, j)] if r[1] > start]
-    i = j - 1
-    while i >= 0 and latest_end[i] > start:  # (ranges starting before it and reaching into it: few)
-        if ranges[i][1] > start:
-            out.append(ranges[i])
-        i -= 1
-    return out
-
-
-def _graph_calls(threads: dict[tuple, list[ProfileEvent]]) -> dict[tuple[str | None, str | None], int]:
-    """(graph key, None) -> its calls; (None, region) -> the calls of that compiled region with no graph range in them."""
-    calls: dict[tuple[str | None, str | None], int] = {}
-    for evs in threads.values():
-        regions: list[tuple[float, str, list[bool]]] = []  # open ones: (end, region, [a graph range inside])
-        bare: list[tuple[str, list[bool]]] = []
-        for e in evs:
-            while regions and regions[-1][0] <= e.ts + _EPS:
-                regions.pop()
-            m, r = GRAPH_RANGE.match(e.name), COMPILED_REGION.match(e.name)
-            if m:
-                calls[(m["key"], None)] = calls.get((m["key"], None), 0) + 1
-                if regions:
-                    regions[-1][2][0] = True
-            elif r:
-                regions.append((e.end, r["cid"], [False]))
-                bare.append((r["cid"], regions[-1][2]))
-        for region, graph_inside in bare:
-            if not graph_inside[0]:
-                calls[(None, region)] = calls.get((None, region), 0) + 1
-    return calls
-
-
-def _run_shares(p: ProfileRuntime) -> None:
-    """When the profile covers a compile, each row's part of the rest: the run a user wants to speed up."""
-    compiling, run = p.compiling_us, p.run_us
-    if not compiling or run <= 0:
-        return
-    for k in p.kernels:
-        k.run_share = None if k.name == COMPILING else k.total_us / run
-    for g in p.graphs:
-        g.run_share = (g.total_us - (0.0 if g.in_graph or g.idle else compiling)) / run
-    for line in p.lines:
-        line.run_share = line.total_us / run
-
-
-def _no_lines(kernels: list[KernelRow]) -> str:
-    """Why no kernel of a profile has user lines. A kernel joined to a stack traces artifact found its record: torch
-    logged the provenance (a list per kernel) and gave these kernels empty lists, so running with provenance on again
-    would change nothing."""
-    if not any(r.kind in IN_GRAPH for r in kernels):
-        return "No compiled graph ran in this profile: no kernel of it has user lines."
-    if any(r.stacks_artifact is not None for r in kernels):
-        return ("torch logged Inductor provenance for this profile's kernels with no stack trace (empty lists in "
-                "inductor_provenance_tracking_kernel_stack_traces): no kernel has user lines.")
-    return ("No kernel of this profile has user lines in the log (provenance: run with INDUCTOR_PROVENANCE=1, "
-            "or capture()).")
-
-
-def _not_joined(kernels: list[KernelRow], index: _LogIndex, on_gpu: bool) -> str | None:
-    """Why the profile is not of this log's run, or None when it is: most of its compiled graphs (their cache keys)
-    or most of its Inductor kernel names are in the log. One name is no evidence: triton_per_fused_native_layer_norm_0
-    is the name of any program's first layer norm."""
-    inductor = {r.name for r in kernels if r.kind == INDUCTOR}
-    graphs = {r.graph for r in kernels if r.graph}
-    known = {n for n in inductor if index.knows_kernel(n)}
-    known_graphs = {g for g in graphs if g in index.graph_cid}
-    if (inductor or graphs) and 2 * len(known_graphs) <= len(graphs) and 2 * len(known) <= len(inductor):
-        found = [f"{len(known)} of its {count(len(inductor), 'Inductor kernel name')}"] if inductor else []
-        found += [f"{len(known_graphs)} of its {count(len(graphs), 'compiled graph')}"] if graphs else []
-        return (f"this profile is from another run: this log has {' and '.join(found)}; its time is not joined to "
-                "this log's graphs and lines")
-    if not inductor and not graphs:
-        why = "no compiled graph ran in this profile (an eager run, or torch.compile was not used while profiling)"
-        # A GPU profile names Triton kernels whatever the config; a CPU one names C++ kernels only when asked to.
-        return why if on_gpu else why + ("; on CPU, Inductor kernels are named only with "
-                                         "torch._inductor.config.cpp.enable_kernel_profile=True")
-    return None
-
-
-def _unknown_kernels(kernels: list[KernelRow], index: _LogIndex) -> list[str]:
-    """A note on the Inductor kernels of a matched profile that the log does not name."""
-    unknown = sorted(n for n in {r.name for r in kernels if r.kind == INDUCTOR} if not index.knows_kernel(n))
-    return [f"{count(len(unknown), 'Inductor kernel name')} not in this log: {', '.join(unknown[:5])}"] if unknown else []
-
-
-# --- eager vs compiled ---------------------------------------------------------------------------
-
-
-def _op_totals(p: ProfileRuntime) -> dict[str, tuple[int, float]]:
-    totals: dict[str, tuple[int, float]] = {}
-    for r in p.kernels:
-        if r.kind in (IDLE, COMPILE, FRAMEWORK, OTHER, WRAPPER):
-            continue
-        calls, us = totals.get(r.name, (0, 0.0))
-        totals[r.name] = (calls + r.calls, us + r.total_us)
-    return totals
-
-
-def _busy_us(p: ProfileRuntime) -> float:
-    """The time something of the run was running (BUSY_DEFINITION): the total less idle time and compiling."""
-    return sum(r.total_us for r in p.kernels if r.kind != IDLE and r.name != COMPILING)
-
-
-def _eager_op_around(eager: ProfileRuntime, e_ops: dict[str, tuple[int, float]],
-                     c_ops: dict[str, tuple[int, float]]) -> dict[str, str]:
-    """A compiled run's op that eager ran only inside another op -> that op: a graph's extern aten::addmm is eager's
-    aten::linear (its transpose a view in the graph), so the two are one row, not an addmm that only compiled ran.
-    Only one to one: an eager op around two such ops, or one of two eager ops around it, joins nothing."""
-    around: dict[str, set[str]] = {}
-    for r in eager.kernels:
-        if r.kind == EAGER and r.name not in c_ops:
-            for inner in r.inner_ops:
-                if inner in c_ops and inner not in e_ops:
-                    around.setdefault(inner, set()).add(r.name)
-    joined = {inner: next(iter(outer)) for inner, outer in around.items() if len(outer) == 1}
-    taken = [outer for outer in joined.values()]
-    return {inner: outer for inner, outer in joined.items() if taken.count(outer) == 1}
-
-
-def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
-    """Side by side, op by op (the tutorial's two profile tables joined by name), and the speedup.
-
-    Each side is its busy time (BUSY_DEFINITION), so two profiles compare as the two runs
-    cut out of one profile do. The eager run has no graph ranges, so a graph's speedup can
-    be told only when the compiled run has one graph: the eager run's operators (on a GPU,
-    their kernels) over the graph's time, the work the graph replaced against the graph.
-    """
-    e_ops, c_ops = _op_totals(eager), _op_totals(compiled)
-    inside = _eager_op_around(eager, e_ops, c_ops)
-    e_ops = {n: v for n, v in e_ops.items() if n not in inside.values()}
-    names = sorted(set(e_ops) | set(c_ops), key=lambda n: -(e_ops.get(n, (0, 0.0))[1] + c_ops.get(n, (0, 0.0))[1]))
-    library = {r.name: r.library for p in (eager, compiled) for r in p.kernels if r.library}
-    ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0)), library=library.get(n)) if n not in inside
-           else OpComparison(n, *_op_totals(eager)[inside[n]], *c_ops[n], eager_op=inside[n], library=library.get(n))
-           for n in names]
-    eager_ops = sum(r.total_us for r in eager.kernels if r.kind == EAGER)
-    in_graphs = [g for g in compiled.graphs if g.in_graph]
-    graphs = [(str(g.compile_id) if g.compile_id else str(g.key or g.region), g.total_us,
-               (eager_ops / g.total_us if len(in_graphs) == 1 and g.total_us else None)) for g in in_graphs]
-    slow = compiled.slow_calls if compiled.timeline == "cpu" else []
-    return Comparison(eager.source, compiled.source, _busy_us(eager), _busy_us(compiled), ops, graphs,
-                      eager.wall_us, compiled.wall_us, eager.timeline, compiled.compiles,
-                      sum(s.over_median_us for s in slow), sum(len(s.slow) for s in slow))
-
-
-def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
-    """One profile holding an eager and a compiled run: its parts, or None.
-
-    The runs are told apart by the outermost ``record_function`` ranges (``user_annotation``,
-    e.g. ``with record_function("eager")`` / ``("compiled")``, or ProfilerStep#N): a range
-    with a compiled graph inside is compiled, one with operators and no graph is eager. A
-    CPU event belongs to the range it runs in; a GPU kernel to the range of its launch.
-    """
-    threads = _threads(profile.events)
-    windows: dict[bool, list[tuple[Any, float, float]]] = {True: [], False: []}
-    for (pid, tid), evs in threads.items():
-        # Prefix counts over events sorted by start: what lies inside a range is found by bisection.
-        starts = [e.ts for e in evs]
-        graphs, ops = [0], [0]
-        for e in evs:
-            graphs.append(graphs[-1] + bool(GRAPH_RANGE.match(e.name)))
-            ops.append(ops[-1] + (e.cat in OP_CATEGORIES))
-        end = float("-inf")
-        for i, e in enumerate(evs):
-            if e.cat != "user_annotation" or GRAPH_RANGE.match(e.name) or e.ts < end:
-                continue
-            end = e.end
-            j = bisect_left(starts, e.end, i + 1)
-            if graphs[j] - graphs[i + 1]:
-                windows[True].append(((pid, tid), e.ts, e.end))
-            elif ops[j] - ops[i + 1]:
-                windows[False].append(((pid, tid), e.ts, e.end))
-    if not windows[True] or not windows[False]:
-        return None
-    parts = []
-    for compiled in (False, True):
-        part = Profile(f"{profile.source} ({'compiled' if compiled else 'eager'} part)", devices=profile.devices,
-                       capabilities=profile.capabilities,
-                       part_of=profile.source, wall_us=sum(end - start for _, start, end in windows[compiled]))
-        launches: set[int] = set()
-        spans: dict[Any, list[tuple[float, float]]] = {}
-        for thread, start, end in windows[compiled]:
-            spans.setdefault(thread, []).append((start, end))
-        firsts = {thread: [w[0] for w in ws] for thread, ws in spans.items()}
-        for e in profile.events:
-            ws = spans.get((e.pid, e.tid))
-            if e.on_gpu or ws is None:
-                continue
-            k = bisect_right(firsts[(e.pid, e.tid)], e.ts) - 1  # the windows do not overlap: the last one starting before
-            if k >= 0 and e.ts < ws[k][1]:
-                part.events.append(e)
-                if e.correlation is not None:
-                    launches.add(e.correlation)
-        part.events.extend(e for e in profile.events if e.on_gpu and e.correlation in launches)
-        parts.append(part)
-    return parts[0], parts[1]
-
-
-def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Profile]) -> Runtime:
-    if not profiles:
-        return Runtime()
-    index = _LogIndex(trace, provenance)
-    result = Runtime([profile_runtime(trace, provenance, p, index) for p in profiles])
-    eager = [p for p in result.profiles if not p.compiled]
-    compiled = [p for p in result.profiles if p.compiled and p.matched]
-    if eager and compiled:
-        result.comparison = compare(eager[0], compiled[0])
-        side = eager[0]
-        if side.not_joined is not None and side.notes and side.notes[0] == side.not_joined:
-            # Its compiled counterpart is here: no compiled graph ran in it because it is the eager run, not for want
-            # of enable_kernel_profile.
-            side.not_joined = side.notes[0] = (f"the eager run, compared below with {compiled[0].source.rsplit('/', 1)[-1]}: "
-                                               "no compiled graph ran in it")
-    else:
-        for profile, whole in zip(profiles, result.profiles):
-            parts = split_runs(profile)
-            if parts is not None:
-                runs = [profile_runtime(trace, provenance, p, index) for p in parts]
-                result.comparison = compare(*runs)
-                whole.idle_by_part = [_part_idle(name, part, run)
-                                      for name, part, run in zip(("eager", "compiled"), parts, runs)]
-                break
-    return result
-
-
-def _part_idle(name: str, part: Profile, run: ProfileRuntime) -> PartIdle:
-    """A part's GPU idle time: per GPU, its kernels' span less the time one of them ran (as _gpu_rows counts it); and
-    its time in compiled graphs, of its time (run: the part's own rows, which count no idle) with that idle added."""
-    by_device: dict[Any, list[tuple[float, float]]] = {}
-    for e in part.events:
-        if e.on_gpu and e.cat != "gpu_user_annotation":
-            by_device.setdefault(e.pid, []).append((e.ts, e.end))
-    span = sum(max(end for _, end in ran) - min(start for start, _ in ran) for ran in by_device.values())
-    idle = span - sum(_union(ran) for ran in by_device.values())
-    launches = sum(1 for e in part.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime")
-    idle = max(0.0, idle)
-    graphs_us = sum(g.total_us for g in run.graphs if g.in_graph)
-    return PartIdle(name, idle, span, launches, run.run_us + idle, graphs_us)
-
-
-# Slow calls costing this much of the run distort its shares: the finding says so (the runtime page lists every one).
-SLOW_WORTH_SAYING = 0.05
-# A GPU idle for half the run or more waits on the CPU: worth a line of "what to fix first".
-IDLE_WORTH_SAYING = 0.5
-# Why it waits: CUDA graphs already replay (what is left is the CPU's own time), or kernels launched one by one
-_IDLE_UNDER_GRAPHS = "with CUDA graphs on: the CPU keeps it waiting (Python, synchronisation, data loading)"
-_IDLE_LAUNCH_BOUND = "launch-bound (small kernels, Python between them), where CUDA graphs (mode=\"reduce-overhead\") help"
-
-
-def comparison_finding(c: Comparison) -> tuple[str, str] | None:
-    """The Insights line for eager against compiled, (title, detail): what a user profiling both runs asked."""
-    if not c.speedup:  # None, or 0: eager did no work (an empty or cut eager profile), nothing to compare
-        return None
-    work = "the GPU work" if c.timeline == "gpu" else "the profiled work"
-    faster = c.speedup >= 1
-    title = (f"compiled ran {work} {(c.speedup if faster else 1 / c.speedup):.2f}x {'faster' if faster else 'slower'} "
-             f"than eager: {format_us(c.compiled_us)} vs {format_us(c.eager_us)}")
-    detail = (f"each side: {c.busy_definition}; eager {c.eager.rsplit('/', 1)[-1]}, "
-              f"compiled {c.compiled.rsplit('/', 1)[-1]}")
-    steady = c.steady_speedup
-    if steady is not None and c.compiled_slow_us >= SLOW_WORTH_SAYING * c.compiled_us:
-        # Measured fairly, a first call's warm-up (a recompile's first run) is no part of either side's steady state
-        title += (f"; with its {count(c.compiled_slow_calls, 'slow call')} at their kernels' median "
-                  f"({format_us(c.compiled_slow_us)} over it, {c.compiled_slow_us / c.compiled_us:.0%} of its time), "
-                  f"{steady if steady >= 1 else 1 / steady:.2f}x {'faster' if steady >= 1 else 'slower'}")
-    if faster and c.compiling_us and c.compiled_us + c.compiling_us > c.eager_us:
-        # Faster at its work, yet as profiled the compiled run was the slower: say so first, with what it compiled (the profile's compile
-        # ranges name their compile ids) and whether a warm-up would have left that out.
-        again = c.recompiles
-        n = len(c.compiled_compiles)
-        what = (count(n, "recompile") if again == n else count(n, "compile")
-                + (f", {again} of them {'a recompile' if again == 1 else 'recompiles'}" if again else ""))
-        ids = ", ".join(str(k.compile_id) for k in c.compiled_compiles[:4] if k.compile_id)
-        title += (f"; but its profile also holds {format_us(c.compiling_us)} of compiling ({what}"
-                  f"{': ' + ids if ids else ''}), so as profiled it was slower")
-    if c.wall_speedup is not None and c.eager_wall_us and c.compiled_wall_us:
-        detail += (f"; wall time of the runs' ranges (launches and waits included): {format_us(c.compiled_wall_us)} "
-                   f"vs {format_us(c.eager_wall_us)}, {c.wall_speedup:.2f}x")
-    return title, detail
-
-
-# The ATen ops whose GPU kernels are matrix multiplies (cuBLAS, CUTLASS), as the profile names the op that launched a
-# kernel; and Inductor's GEMM templates (max-autotune's triton_tem_fused_mm_0, triton_tem_fused_addmm_1), op-less.
-MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
-                        "aten::addbmm", "aten::mv", "aten::addmv", "aten::dot", "aten::_addmm_activation"})
-_GEMM_TEMPLATE = re.compile(r"^triton_tem_\w*mm")
-
-
-def matmul_time(p: ProfileRuntime) -> tuple[float, float, list[str]]:
-    """The GPU time of the profile's matrix-multiply kernels: (µs, share of the run, the ops that launched them, most
-    time first). What TF32 would speed up where torch warned that float32 matmuls run without it."""
-    by_op: dict[str, float] = {}
-    share = 0.0
-    for k in p.kernels:
-        op = k.op if k.op in MATMUL_OPS else "Inductor GEMM template" if _GEMM_TEMPLATE.match(k.name) else None
-        if op is not None:
-            by_op[op] = by_op.get(op, 0.0) + k.total_us
-            share += k.reported_share
-    return sum(by_op.values()), share, sorted(by_op, key=lambda op: -by_op[op])
-
-
-# A float32 GEMM share of the GPU time below this is not worth a warning of its own (TF32 would save a part of it).
-FLOAT32_GEMM_WORTH_SAYING = 0.2
-TF32_FROM = 8  # TF32 tensor cores: compute capability 8.0 (Ampere) and newer
-
-
-def float32_gemms(p: ProfileRuntime) -> tuple[float, float, list[str]]:
-    """The GPU time of the library GEMMs that multiplied in float32 (cuBLAS's f32f32 xmma kernels, CUTLASS's float32
-    ones, split-K included; KernelRow.library): (µs, share of the run, what they are, most time first). TF32 kernels
-    and Inductor's own GEMM templates (whose names say no type) are not counted."""
-    by_kind: dict[str, float] = {}
-    share = 0.0
-    for k in p.kernels:
-        library = k.library
-        if library and "float32 GEMM" in library:
-            kind = library.split(",")[0]
-            by_kind[kind] = by_kind.get(kind, 0.0) + k.total_us
-            share += k.reported_share
-    return sum(by_kind.values()), share, sorted(by_kind, key=lambda kind: -by_kind[kind])
-
-
-def tf32_unused(p: ProfileRuntime) -> str | None:
-    """"in profile.json cuBLAS float32 GEMM kernels took 95% of the GPU time (33 ms) on a GPU of compute capability
-    9.0, which has TF32 tensor cores (...); ": the profile alone shows float32 matmuls that TF32 would
-    shorten, where torch's warning (printed on stderr, never in the log) was not recorded. None: its float32 GEMMs
-    take under FLOAT32_GEMM_WORTH_SAYING of its time, or its GPUs are older than Ampere or unknown."""
-    if p.timeline != "gpu" or not p.capabilities or any(int(c.split(".")[0]) < TF32_FROM for c in p.capabilities):
-        return None
-    us, share, kinds = float32_gemms(p)
-    if share < FLOAT32_GEMM_WORTH_SAYING:
-        return None
-    return (f"in {p.source.rsplit('/', 1)[-1]} {' and '.join(kinds)} kernels took {share:.0%} of the GPU time "
-            f"({format_us(us)}) on a GPU of compute capability {', '.join(sorted(set(p.capabilities)))}, which has "
-            f"TF32 tensor cores (from {TF32_FROM}.0, Ampere, on); ")
-
-
-def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
-    """The Insights line for one profile: (title, detail). Shares are of the run when the profile covers a compile."""
-    source = p.source.rsplit("/", 1)[-1]
-    if not p.matched and not p.compiled:  # an eager run: nothing of it is this log's to join, and nothing went wrong
-        title = f"profile {source}: {format_us(p.total_us)} of {p.timeline.upper()} time{p.part_read}, no compiled graph ran"
-        return title, p.not_joined or ""
-    if not p.matched:
-        return f"profile {source}: not joined to this log", p.not_joined or ""
-
-    in_graphs = sum(g.reported_share for g in p.graphs if g.in_graph)
-    top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)
-    compiling = p.compiling_us / p.total_us if p.total_us else 0.0
-    title = f"profile {source}: {format_us(p.total_us)} of {p.timeline.upper()} time{p.part_read}"
-    if compiling >= 0.1:
-        title += f", {compiling:.0%} of it compiling"
-    detail = f"{in_graphs:.0%} of the run in compiled graphs" if p.run_share_known else f"{in_graphs:.0%} in compiled graphs"
-    compiled_part = next((i for i in p.idle_by_part if i.part == "compiled"), None)
-    if compiled_part is not None:  # over the whole, the eager run's time would count against the compiled one
-        detail = f"{compiled_part.graphs_share:.0%} of the compiled part in compiled graphs (the eager part left out)"
-    if p.stopped:  # a share of a part may be nothing like the whole's
-        detail = f"read stopped early ({p.stopped}): every number is of the events before that; " + detail
-    idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
-    if idle is not None and idle.reported_share >= IDLE_WORTH_SAYING and p.idle_by_part:
-        # Eager and compiled calls in one profile: one idle share would give the compiled part's cause to both.
-        parts = "; ".join(f"{i.share:.0%} of the {i.part} part ({format_us(i.idle_us)}), "
-                          + (_IDLE_UNDER_GRAPHS if i.graph_launches else _IDLE_LAUNCH_BOUND) for i in p.idle_by_part)
-        detail += f"; the GPU is idle {idle.reported_share:.0%} of the profile (the gap between its parts included): {parts}"
-    elif idle is not None and idle.reported_share >= IDLE_WORTH_SAYING:
-        if p.run_share_known:  # on the H200, most of it was first calls loading cuBLAS and attention kernels
-            detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run, first calls included (they load kernels and "
-                       "libraries)")
-        elif p.graph_launches:  # CUDA graphs already replay: what is left is the CPU's own time
-            detail += f"; the GPU is idle {idle.reported_share:.0%} of the run, {_IDLE_UNDER_GRAPHS}"
-        elif (outside := p.idle_outside_graph_calls) >= 0.5:
-            # Most of the wait is no graph's launches: CUDA graphs would not take it away
-            detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run, {outside:.0%} of that outside the "
-                       "compiled graph calls")
-        else:
-            detail += f"; the GPU is idle {idle.reported_share:.0%} of the run: {_IDLE_LAUNCH_BOUND}"
-        if p.idle_said:  # what kept it waiting: an eager op's stall is no launch overhead, nor a graph's warm-up
-            detail += f" ({p.idle_said})"
-    if top is not None:
-        via = f" via {top.op}" if top.op and top.op != top.name else ""
-        lines = f" ({', '.join(u.short for u in top.user_lines[:2])})" if top.user_lines else ""
-        # a library's kernel by what it is (its name is the runtime table's and --json's)
-        kernel = top.library or (top.name if len(top.name) <= 60 else top.name[:57] + "...")
-        if compiled_part is not None:  # a compiled kernel ran in the compiled part: its share of that, as the detail's
-            share = f"{compiled_part.share_of(top.total_us):.0%} of the compiled part"
-        else:
-            share = f"{top.reported_share:.0%}"
-        detail += f"; top kernel {kernel}{via}: {share}{lines}"
-    if p.slow_us and p.run_us and p.slow_us / p.run_us >= SLOW_WORTH_SAYING:
-        detail += f"; {p.slow_said}"
-    if compiling >= 0.1:
-        again = [c for c in p.compiles if c.recompile]
-        if again:  # a new size, a branch taken the first time: warming up did not, and will not, leave these out
-            ids = ", ".join(str(c.compile_id) for c in again[:4]) + (", ..." if len(again) > 4 else "")
-            detail += (f"; {count(len(again), 'recompile')} in it ({ids}: {format_us(sum(c.us for c in again))}), "
-                       "which a warm-up step does not leave out: stop them (see Recompiles)")
-        if len(again) < len(p.compiles) or not p.compiles:
-            detail += f"; profile after a first step{' (forward and backward)' if p.backward else ''} to leave the compile out"
-    return title, detail
-
-
-def unreadable_profile_facts(path: str, why: str) -> dict[str, Any]:
-    """runtime_facts for a profile that could not be read at all (not a Chrome trace, no event, cut before the first):
-    the run has a profile, and why none of it can be compared."""
-    return {"profile": os.path.basename(path), "unusable": why}
-
-
-def runtime_facts(runtime: Runtime | None) -> dict[str, Any] | None:
-    """What `diff` compares of a run's profile: its first profile joined to the log ({profile, not_joined} where none
-    was, with unusable where it was read in part; None: no profile read). `unusable`: why its times are not the
-    run's (read in part: the note the report shows), else None. Per compile id, its graphs' calls and kernel time (a compile's forward and backward
-    are one: each step calls both), and the GPU time of the run per call where one graph ran: a profile of 20 calls
-    and one of 5 compare per call. A profile holding an eager and a compiled run (split_runs) gives its compiled
-    part's time and idle."""
-    if not runtime:
-        return None
-    p = next((p for p in runtime.profiles if p.matched), None)
-    if p is None:  # read, but of another run or of no compiled graph: nothing of it to compare
-        other = runtime.profiles[0]
-        facts = {"profile": other.source.rsplit("/", 1)[-1], "not_joined": other.not_joined or "not joined to the log"}
-        if other.stopped:  # (a cut file's part may hold no compiled graph: the cut is why)
-            facts["unusable"] = stopped_note(other.notes) or f"read stopped early: {other.stopped}"
-        return facts
-    part = next((i for i in p.idle_by_part if i.part == "compiled"), None)
-    graphs: dict[str, dict[str, Any]] = {}
-    for g in p.graphs:
-        if not g.in_graph:
-            continue
-        cid = str(g.compile_id) if g.compile_id else str(g.key or g.region)
-        row = graphs.setdefault(cid, {"compile_id": cid, "calls": 0, "kernels_us": 0.0})
-        row["calls"] = max(row["calls"], g.calls)  # (forward and backward: one call of each per step)
-        row["kernels_us"] = round(row["kernels_us"] + g.kernels_us, 3)
-    run_us = part.run_us if part is not None else p.run_us
-    idle_us = part.idle_us if part is not None else sum(k.total_us for k in p.kernels if k.name == GPU_IDLE)
-    # Its eager part: the same model run eagerly in the same profile, what the compiled part is measured against (the
-    # comparison's speed-up) and, in both runs of a diff, the same code timed twice: whether the machine changed.
-    eager = next((i for i in p.idle_by_part if i.part == "eager"), None)
-    speedup = runtime.comparison.speedup if eager is not None and runtime.comparison is not None else None
-    # A profile read in part (truncated, corrupt) times a part of the run: its time per call is no run's to compare.
-    unusable = (stopped_note(p.notes) or f"read stopped early: {p.stopped}") if p.stopped else None
-    return {"profile": p.source.rsplit("/", 1)[-1], "timeline": p.timeline, "part": "compiled" if part else None,
-            "unusable": unusable,
-            "run_us": round(run_us, 3), "idle_us": round(idle_us, 3), "graph_launches": p.graph_launches,
-            "slow_us": round(p.slow_us, 3), "graphs": sorted(graphs.values(), key=lambda g: -g["kernels_us"]),
-            "eager": {"run_us": round(eager.run_us, 3), "idle_us": round(eager.idle_us, 3),
-                      "kernels_us": round(eager.run_us - eager.idle_us, 3)} if eager is not None else None,
-            "speedup": round(speedup, 6) if speedup else None}
