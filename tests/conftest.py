@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import importlib.util
 import json
 import os
@@ -16,13 +15,10 @@ import pytest
 # The suite runs with an empty $HOME of its own (results must not depend on what an earlier run left in the real
 # one) and must leave it empty: pytest_sessionfinish checks. The CLI's template cache is off here; its own tests
 # turn it on in a directory they own.
-TEST_HOME = tempfile.mkdtemp(prefix="compilescope-home-")
-atexit.register(shutil.rmtree, TEST_HOME, ignore_errors=True)  # also when imported outside a pytest session
-os.environ["HOME"] = TEST_HOME
 os.environ.pop("XDG_CACHE_HOME", None)
 os.environ["COMPILESCOPE_TEMPLATE_CACHE"] = "0"
 
-from compilescope.cli import main  # noqa: E402 - after $HOME is set
+from compilescope.cli import main  # noqa: E402 - (importing compilescope reads no $HOME: test_home.py)
 
 REPO = Path(__file__).resolve().parents[1]
 PEER = REPO.parent / "shared" / "traces" / "peer-tlparse"
@@ -203,9 +199,27 @@ def tlparse_binary() -> str:
     return str(beside)
 
 
+TEST_HOME = ""  # made by pytest_configure
+
+
+def pytest_configure(config):
+    """The suite's $HOME is made here, in each pytest process (the controller and every xdist worker), not when this
+    module is imported: a process the suite starts that imports it (a spawned pool or dask worker unpickling a test's
+    function) ends with os._exit, which runs no atexit, so a $HOME it made was left in /tmp. Such a process keeps
+    the $HOME of the process that started it."""
+    global TEST_HOME
+    TEST_HOME = tempfile.mkdtemp(prefix="compilescope-home-")
+    os.environ["HOME"] = TEST_HOME
+
+
+def pytest_unconfigure(config):
+    # (also after a session that never reached pytest_sessionfinish)
+    if TEST_HOME:
+        shutil.rmtree(TEST_HOME, ignore_errors=True)
+
+
 def pytest_sessionfinish(session, exitstatus):
     left = sorted(str(p.relative_to(TEST_HOME)) for p in Path(TEST_HOME).rglob("*"))
-    shutil.rmtree(TEST_HOME, ignore_errors=True)
     if left:
         print(f"\nthe tests wrote into $HOME ({TEST_HOME}): {left[:10]}", file=sys.stderr)
         session.exitstatus = 1

@@ -17,7 +17,7 @@ from jinja2.bccache import bc_magic
 from compilescope.cli import compiled_cache, template_cache
 from compilescope.render.html import env as html_env
 
-from .conftest import peer, run_cli, torch213
+from .conftest import REPO, peer, run_cli, torch213
 
 pytestmark = pytest.mark.usefixtures("empty_home")
 
@@ -41,6 +41,17 @@ def test_importing_everything_writes_nothing(empty_home, tmp_path):
             "from compilescope.cli import report, batch, multirank, summary")
     env = {**os.environ, "HOME": str(empty_home), "COMPILESCOPE_TEMPLATE_CACHE": ""}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=env)
+    assert _files(empty_home) == []
+
+
+def test_a_process_importing_the_fixtures_leaves_nothing_in_the_temp_dir(empty_home, tmp_path):
+    """A process the suite starts that imports tests/conftest.py (a spawned pool or dask worker unpickling a test's
+    function) ends with os._exit, which runs no atexit handler: whatever it made in the temp dir would stay there."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "HOME": str(empty_home), "TMPDIR": str(temp)}
+    subprocess.run([sys.executable, "-c", "import os, tests.conftest; os._exit(0)"], check=True, cwd=REPO, env=env)
+    assert _files(temp) == []
     assert _files(empty_home) == []
 
 

@@ -24,12 +24,15 @@ def _free_port() -> int:
 
 def _run_two_ranks(tmp_path, monkeypatch, program: Path, *options: str) -> int:
     """`compilescope run OPTIONS -- torchrun` of program on 2 local ranks, its logs in tmp_path/traces and its report
-    in tmp_path/out."""
+    in tmp_path/out; what torch makes in the temp dir (torchrun's torchelastic_* logs, inductor's cache) in
+    tmp_path/tmp, which pytest removes: in /tmp it would stay after every run."""
     # The torchrun of the environment running the tests (it comes with torch), never PATH's.
     torchrun = Path(sys.executable).parent / "torchrun"
     if not torchrun.exists():
         skip_or_fail(f"{torchrun} missing (it comes with torch==2.13.0)")
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # (this process's tempfile chose its directory already)
     return run_cli("run", *options, "--no-browser", "--trace-dir", tmp_path / "traces", "-o", tmp_path / "out",
                    "--", torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
                    str(_free_port()), program)
@@ -52,6 +55,9 @@ def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkey
     assert report.groups("compile_ids") == [[0], [1]]
     assert "[0/1] compiled only on rank 1" in report.html
     assert {e["pid"] for e in report.json("chromium_events.json")} == {0, 1}
+    # torchrun's elastic agent made its log directory in the temp dir it was given, not in /tmp.
+    made = sorted(p.name for p in (tmp_path / "tmp").iterdir())
+    assert any(name.startswith("torchelastic_") for name in made), made
 
 
 def test_fresh_cache_gives_each_rank_a_cache_of_its_own(tmp_path, monkeypatch):
