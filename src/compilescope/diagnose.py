@@ -84,7 +84,8 @@ def _read_all(path: str, limit: int = 4 << 20) -> str:
 def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
     """What the program's file shows of seeding: the file its command runs, the first word naming a .py file (python
     train.py, torchrun ... train.py) or the module after -m (python -m pkg.train, torchrun -m pkg.train: its file);
-    None where there is none or it cannot be read."""
+    None where there is none or it cannot be read (read_local_lines: only a regular file, so a FIFO or a device the
+    command names is never opened to wait on, of at most MAX_SEED_SOURCE_BYTES)."""
     words = prog.argv[1:] if prog.this_python else prog.argv
     for i, word in enumerate(words):
         if word == "-m":
@@ -102,11 +103,10 @@ def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
             break
     else:
         return None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read(MAX_SEED_SOURCE_BYTES)
-    except OSError:
+    lines = read_local_lines(path, MAX_SEED_SOURCE_BYTES).lines
+    if lines is None:
         return None
+    text = "\n".join(lines)  # (as _imported_seed joins a module's)
     seed = program_seed(word, text)
     if seed is not None and seed.call is None:
         found = _imported_seed(path, text, root)

@@ -587,3 +587,26 @@ def test_page_and_terminal_show_the_printed_numbers_side_by_side_escaped():
     console = Console(file=io.StringIO(), width=200)
     print_verdict(result, console)
     assert f"{hostile} loss 0 | {hostile} loss 4.1" in console.file.getvalue()
+
+
+def test_program_seed_skips_a_fifo_the_command_names_and_reads_a_regular_file(tmp_path):
+    """diagnose reads the file the user's command names for its seed: a named pipe there (or a device) would block an
+    open() forever, so it is not opened (no seed); a regular file of the same name gives its first seeding call. Run in
+    a process of its own with a timeout, so that a read that blocks fails the test instead of hanging the suite."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from compilescope.diagnose import _program_seed; from compilescope.runner import Program;"
+            "seed = _program_seed(Program(['python', 'train.py'], True), sys.argv[1]);"
+            "print(None if seed is None else (seed.file, seed.call, seed.line))")
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "train.py")
+    regular = tmp_path / "regular"
+    regular.mkdir()
+    (regular / "train.py").write_text("import torch\n\ntorch.manual_seed(0)\n")  # its seed: line 3
+    said = {folder.name: subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
+                                        timeout=30, check=True).stdout.strip()
+            for folder in (fifo, regular)}
+    assert said == {"fifo": "None", "regular": "('train.py', 'torch.manual_seed', 3)"}
