@@ -474,7 +474,8 @@ def test_page_escapes_what_the_program_printed():
     page = diagnosis_page(result, commands, "/o")
     assert hostile not in page and "&lt;script&gt;" in page
     assert "Content-Security-Policy" in page and 'href="eager/index.html"' in page
-    assert 'id="repro-size"><strong>5 nodes</strong>' in page and 'class="repro highlight"' in page
+    assert 'id="repro-size"><strong>5 nodes</strong>' in page and '<code class="language-python">' in page
+    assert "# &lt;script&gt;alert(1)&lt;/script&gt;\n</code>" in page  # the repro's last line, escaped as written
     assert b'"stage": "compiled_runtime"' in diagnosis_json(result, commands)
 
 

@@ -222,6 +222,28 @@ def test_the_stage_times_do_not_wrap_on_the_diagnosis_page(tmp_path):
             assert [lines for _, lines in cells] == [1] * 4, (width, cells)
 
 
+def test_the_minimal_repro_is_coloured_by_prism_as_every_page_of_code_is(tmp_path):
+    """The Diagnosis page coloured its repro with Pygments on the server, every other page of code with Prism in the
+    browser: the H100 run's repro.py is coloured by the same Prism, under the same CSP, offline. Its first statement
+    is `import os`, so the first keyword Prism marks is `import`, and the string torch wrote for TRITON_BUG,
+    'compile_error', is a string token."""
+    from ..browser import browser_page
+
+    repro = (FIXTURES / "compile_error" / "repro.py").read_text()
+    assert repro.lstrip().startswith("import os\n") and "os.environ['TRITON_BUG'] = 'compile_error'" in repro
+    page_file = tmp_path / "index.html"
+    page_file.write_text(diagnosis_page(_compile_error_result(), [], str(tmp_path)))
+    with browser_page() as page:
+        page.goto(page_file.as_uri())
+        shown = page.evaluate("""() => { const code = document.querySelector('.repro code');
+            return [code.textContent, [...code.querySelectorAll('.token.keyword')].map(t => t.textContent),
+                    [...code.querySelectorAll('.token.string')].map(t => t.textContent)]; }""")
+        assert page.console_errors == [] and page.external_requests == []
+    text, keywords, strings = shown
+    assert text == repro  # (every character of it, as written)
+    assert keywords[0] == "import" and "'compile_error'" in strings
+
+
 def test_the_minimal_repro_loads_its_inputs_from_the_report_not_from_a_removed_directory(tmp_path):
     """The H100 run printed repro.py with `save_dir='/tmp/compilescope_diagnose__17o527u/…/minifier/checkpoints'`,
     diagnose's work directory, removed when it was done (the minifier's repro.py, as torch wrote it), and did not say

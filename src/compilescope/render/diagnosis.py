@@ -9,10 +9,6 @@ import os
 import shlex
 
 import orjson
-from markupsafe import Markup
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
 from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -22,10 +18,10 @@ from rich.table import Table
 from ..analyses.graph_breaks import function_label
 from ..analyses.diagnosis import FAILED, PASSED, SKIPPED, TIMED_OUT, Command, DiagnoseResult
 from ..invisible import safe_terminal_text
-from .html.env import ENV
+from .html import HIGHLIGHT_LIMIT
+from .html.env import ENV, page_script_src, prism_script_src
 from .terminal_text import TerminalText
 
-_FORMATTER = HtmlFormatter(nowrap=True)
 STATUS_CSS = {PASSED: "ok", FAILED: "error", TIMED_OUT: "error", SKIPPED: "missing"}
 STATUS_STYLE = {PASSED: "green", FAILED: "bold red", TIMED_OUT: "bold red", SKIPPED: "dim"}
 VERDICT_MARK = {"ok": ("OK", "bold green"), "fell_back": ("RAN, PARTLY EAGER", "bold yellow"),
@@ -52,9 +48,9 @@ def diagnosis_json(result: DiagnoseResult, commands: list[Command]) -> bytes:
 
 def diagnosis_page(result: DiagnoseResult, commands: list[Command], out_dir: str) -> str:
     minify = result.minify
-    repro_html = None
-    if minify is not None and minify.repro is not None:
-        repro_html = Markup(highlight(minify.repro, PythonLexer(), _FORMATTER))
+    # The repro is coloured in the browser by Prism, as every page of code is (plain past HIGHLIGHT_LIMIT, as theirs).
+    repro = minify.repro if minify is not None else None
+    highlighted = repro is not None and 0 < len(repro) <= HIGHLIGHT_LIMIT
     failing = next((o for o in result.runs if o.spec.key == result.verdict.failing_stage), None)
     return ENV.get_template("diagnosis.html").render(
         root="",
@@ -68,8 +64,8 @@ def diagnosis_page(result: DiagnoseResult, commands: list[Command], out_dir: str
         status_css=STATUS_CSS,
         failing=failing,
         minify=minify,
-        repro_html=repro_html,
-        pygments_css=Markup(_FORMATTER.get_style_defs(".highlight")),
+        repro_language="python" if highlighted else None,
+        script_src=prism_script_src() if highlighted else page_script_src(),
         commands=commands,
         out_dir=out_dir,
     )

@@ -25,7 +25,7 @@ from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifa
 from ..charts import CompileTimeChart
 from ..content import chunked, later
 from ..options import LineLink, ReportOptions, artifact_file_name, artifact_url, dump_file_url, line_link, readable_url
-from .env import ENV, script_hash, custom_header, page_script_src, preload_templates
+from .env import ENV, custom_header, page_script_src, preload_templates, prism_script_src
 
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
@@ -61,7 +61,7 @@ def _encoded(chunks: Iterable[str], size: int = STREAM_CHUNK) -> Iterator[bytes]
 _UTF8 = operator.methodcaller("encode", "utf-8", "replace")
 
 
-_PRISM_SCRIPT_SRC = Markup(f"{script_hash('report.js')} {script_hash('vendor/prism/prism.js')}")
+_PRISM_SCRIPT_SRC = prism_script_src()
 
 
 def trie_tokens(root: StackTrieNode) -> list[tuple[str, StackTrieNode | None]]:

@@ -61,6 +61,12 @@ def page_script_src() -> Markup:
     return Markup(script_hash("report.js"))
 
 
+def prism_script_src() -> Markup:
+    """CSP source of a page that shows code: report.js and Prism, which colours it in the browser (every page that
+    colours code, with prism.css and a <code class="language-…">)."""
+    return Markup(f"{script_hash('report.js')} {script_hash('vendor/prism/prism.js')}")
+
+
 def custom_header(html: str) -> dict[str, Markup]:
     """Template variables for a page that shows --custom-header-html (every landing page: index, export index,
     batch and multi-rank pages). The header is the user's own, trusted HTML and may carry inline script: such a
