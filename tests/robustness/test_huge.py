@@ -16,7 +16,7 @@ import pytest
 from .corpus import huge_payload_log
 
 PAYLOAD = 100 << 20
-# Python with orjson, Jinja, Pygments and the report code is ~40 MB; a payload held in
+# Python with orjson, Jinja and the report code is ~40 MB; a payload held in
 # memory even once would add 100 MB, the old code held it ~4 times.
 PEAK_LIMIT = 100 << 20
 
