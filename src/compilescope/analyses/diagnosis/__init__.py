@@ -25,27 +25,27 @@ from collections.abc import Sequence
 from dataclasses import field
 from typing import Any
 
-from ..model.source_files import NO_FILES, SourceFiles
-from ..model.trace import Trace
-from ..wording import count, possessive
-from .crash import (
+from ...model.source_files import NO_FILES, SourceFiles
+from ...model.trace import Trace
+from ...wording import count, possessive
+from ..crash import (
     STATIC_LAUNCHER_ADVICE, Crash, GeneratedLine, generated_line, output_code_files, parse_crash, unrecorded_crash,
 )
-from .errors import (
+from ..errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
     TESTING_HOOKS_LEAD, YOUR_SCRIPT, CompileError, compile_errors, testing_hooks, testing_hooks_step,
 )
-from .export import DimConflict, ExportIssue, export_report
-from .graph_breaks import function_label, graph_breaks
-from .numerics import Numerics, numerics
-from .op_mutations import OpMutations
-from .op_mutations.analysis import op_mutations
-from .provenance import UserLine, analyze_provenance
-from .recompiles import EXPECTED
-from .recompiles.frames import recompiles
-from .recompiles.links import name_failing_guards
-from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
-from ..model.records import dataclass
+from ..export import DimConflict, ExportIssue, export_report
+from ..graph_breaks import function_label, graph_breaks
+from ..numerics import Numerics, numerics
+from ..op_mutations import OpMutations
+from ..op_mutations.analysis import op_mutations
+from ..provenance import UserLine, analyze_provenance
+from ..recompiles import EXPECTED
+from ..recompiles.frames import recompiles
+from ..recompiles.links import name_failing_guards
+from ..userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
+from ...model.records import dataclass
 
 # Stage keys beyond errors.py's: a failure with no failed compile in the trace.
 RUNTIME = "compiled_runtime"  # the compiled code raised (or crashed) when it ran
