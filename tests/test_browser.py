@@ -346,7 +346,9 @@ def test_the_diagnosis_stages_fit_a_laptop_and_what_each_runs_reads_in_words(tmp
     (Unsupported)" (its fullgraph=True [0/0] breaks at the print it catches; compile_error_raises.log), and the
     backend stage fails at [1/0] (exit 1). Kept on one line, that note pushed the stages table 85 px past a laptop's
     window and squeezed "What runs" to a few letters a line ("Dyna", "mo", "captu", "red,")."""
-    from compilescope.analyses.diagnosis import AOT_EAGER, BACKEND, EAGER, RunFacts, StageOutcome, decide, stage_outcome
+    from compilescope.analyses.diagnosis import AOT_EAGER, BACKEND, EAGER, RunFacts, StageOutcome
+    from compilescope.analyses.diagnosis.stage_outcome import stage_outcome
+    from compilescope.analyses.diagnosis.verdict import decide
     from compilescope.diagnose import DiagnoseResult
     from compilescope.render.diagnosis import diagnosis_page
 

@@ -11,7 +11,7 @@ Every file torch's debugging machinery writes (minifier_launcher.py, checkpoints
 repro.py) goes to a temporary work directory (TORCH_COMPILE_DEBUG_DIR, and the
 working directory of the runs that write into "."), never the user's.
 
-This module orchestrates and reads traces; analyses/diagnosis.py judges; the CLI
+This module orchestrates and reads traces; analyses/diagnosis/ judges; the CLI
 writes the reports.
 """
 
@@ -28,9 +28,14 @@ from typing import Callable
 from .analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, FAILED, FORCE_BACKEND_ENV,
     NO_COMPILE, PASSED, REPRO_ENV, STAGES, DiagnoseResult, MinifyResult, ProgramSeed, RunFacts, StageOutcome, StageSpec,
-    Verdict, another_control, called_names, compiled_frame, decide, limit_hits, minify_plan, module_seed, printed_change,
-    program_seed, repro_graph, repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
+    Verdict, repro_save_dir,
 )
+from .analyses.diagnosis.number_verdicts import run_to_run_said
+from .analyses.diagnosis.printed_numbers import another_control, printed_change, run_to_run
+from .analyses.diagnosis.reproduce import minify_plan, repro_graph, steps_after_minify
+from .analyses.diagnosis.seeds import called_names, module_seed, program_seed
+from .analyses.diagnosis.stage_outcome import compiled_frame, stage_outcome
+from .analyses.diagnosis.verdict import decide, limit_hits
 from .errors import CompilescopeError
 from .analyses.op_mutations.calling_files import first_files, imported_modules
 from .analyses.user_files import insight_files

@@ -11,10 +11,15 @@ import pytest
 from rich.console import Console
 
 from compilescope.analyses.diagnosis import (
-    ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide, numeric_mismatch,
-    REPRO_INPUTS, hand_commands, MinifyPlan, minify_plan, program_seed, raised_where, repro_graph, repro_save_dir,
-    relocated_repro, stage_outcome, steps_after_minify,
+    ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, REPRO_INPUTS, MinifyPlan,
+    repro_save_dir,
 )
+from compilescope.analyses.diagnosis.reproduce import (
+    hand_commands, minify_plan, relocated_repro, repro_graph, steps_after_minify,
+)
+from compilescope.analyses.diagnosis.seeds import program_seed
+from compilescope.analyses.diagnosis.stage_outcome import accuracy_failure, numeric_mismatch, raised_where, stage_outcome
+from compilescope.analyses.diagnosis.verdict import decide
 from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diagnosis import diagnosis_json, diagnosis_page, print_verdict

@@ -423,7 +423,9 @@ def test_diagnose_names_the_custom_op_where_the_stage_changes_the_numbers(tmp_pa
     """diagnose's stages: AOTAutograd (its aot_eager run: custom_op_mutation_aot_eager.log.gz, recorded with the
     backend diagnose forces) is where the printed numbers first change; the verdict names clamp_np's write, not only
     'AOTAutograd changes them', and says what to declare."""
-    from compilescope.analyses.diagnosis import AOT_EAGER, BACKEND, EAGER, RunFacts, decide, stage_outcome
+    from compilescope.analyses.diagnosis import AOT_EAGER, BACKEND, EAGER, RunFacts
+    from compilescope.analyses.diagnosis.stage_outcome import stage_outcome
+    from compilescope.analyses.diagnosis.verdict import decide
 
     def stage(spec, log):
         out = PRINTED[spec.key]

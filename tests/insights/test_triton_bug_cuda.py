@@ -12,8 +12,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from compilescope.analyses.diagnosis import (ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, MinifyResult, RunFacts, decide,
-                                             repro_graph, stage_outcome)
+from compilescope.analyses.diagnosis import ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, MinifyResult, RunFacts
+from compilescope.analyses.diagnosis.reproduce import repro_graph
+from compilescope.analyses.diagnosis.stage_outcome import stage_outcome
+from compilescope.analyses.diagnosis.verdict import decide
 from compilescope.analyses.errors import compile_errors
 from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace

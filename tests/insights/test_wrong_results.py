@@ -16,9 +16,13 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff.facts import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.diagnosis import (
-    ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, RunFacts, another_control,
-    called_names, decide, minify_plan, module_seed, printed_change, printed_lines, program_seed, run_to_run, stage_outcome,
+    ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, RunFacts,
 )
+from compilescope.analyses.diagnosis.printed_numbers import another_control, printed_change, printed_lines, run_to_run
+from compilescope.analyses.diagnosis.reproduce import minify_plan
+from compilescope.analyses.diagnosis.seeds import called_names, module_seed, program_seed
+from compilescope.analyses.diagnosis.stage_outcome import stage_outcome
+from compilescope.analyses.diagnosis.verdict import decide
 from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace

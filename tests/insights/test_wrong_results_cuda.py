@@ -178,8 +178,9 @@ CUDA_STAGE_OUTPUTS = Path(__file__).parents[1] / "data" / "cuda_torch211" / "log
 
 
 def _cuda_verdict(log: str, variant: str):
-    from compilescope.analyses.diagnosis import (ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, RunFacts,
-                                                 decide, stage_outcome)
+    from compilescope.analyses.diagnosis import ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, RunFacts
+    from compilescope.analyses.diagnosis.stage_outcome import stage_outcome
+    from compilescope.analyses.diagnosis.verdict import decide
 
     def output(key: str) -> str:
         return (CUDA_STAGE_OUTPUTS / variant / f"{key}.txt").read_text()

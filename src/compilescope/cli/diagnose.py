@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from .._torch import require_torch
-from ..analyses.diagnosis import hand_commands, relocated_repro
+from ..analyses.diagnosis.reproduce import hand_commands, relocated_repro
 from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose
 from ..ingest.reader import read_trace
 from .. import location

@@ -1,6 +1,6 @@
 """`compilescope diagnose` output: the Diagnosis page, diagnosis.json and the terminal verdict.
 
-Formatting only: every fact comes from analyses.diagnosis.DiagnoseResult and analyses/diagnosis.py.
+Formatting only: every fact comes from analyses.diagnosis.DiagnoseResult and analyses/diagnosis/.
 """
 
 from __future__ import annotations

@@ -1,0 +1,94 @@
+"""What the program's own files show of seeding: the first call that sets a known seed, in the file diagnose runs
+(program_seed) or in a local module it imports (module_seed)."""
+
+from __future__ import annotations
+
+import ast
+
+from . import ProgramSeed
+
+# A call that seeds a random generator, in the program's own file: torch.manual_seed(0), torch.cuda.manual_seed_all,
+# random.seed, np.random.seed, transformers' set_seed, lightning's seed_everything: any call whose name holds "seed"
+# and that is given a seed, but torch.initial_seed() (which reads it) and np.random.SeedSequence (which seeds nothing
+# itself). A call given none, or None, seeds from the clock or the OS (random.seed(), torch.seed(),
+# torch.cuda.seed_all(), seed_everything(workers=True)): no same seed for each run. Read from the file's syntax tree, so comments, strings and docstrings
+# ("the same seed (...)") are no calls. The file diagnose runs is read (the first word of its command that names
+# a .py file), and, where it holds no such call, the local modules it imports and those they import (beside it, as
+# op_mutations.imported_files finds them: `from utils import setup` whose setup() calls torch.manual_seed): a seed set
+# in an installed package under a name without "seed" is not seen, and a seeding call the program never reaches is
+# taken for one. Evidence enough to word what the runs shared, and to decide whether a second control run is worth
+# its cost (another_control); what is compared rests on the control runs.
+
+
+_NOT_SEEDING = {"initial_seed", "SeedSequence"}
+_SEED_KEYWORDS = {"seed", "a"}  # set_seed(seed=42), random.seed(a=3)
+
+
+def _given_a_seed(call: ast.Call) -> bool:
+    """Whether a seeding call is given a seed: its first argument, or a seed keyword, not None (a **kwargs may hold
+    one: taken as given)."""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in _SEED_KEYWORDS or k.arg is None),
+                                                None)
+    return given is not None and not (isinstance(given, ast.Constant) and given.value is None)
+
+
+def _seeding_call(node: ast.AST) -> tuple[int, int, str] | None:
+    """(line, column, the called name) of a call that sets a known seed (the rule above); None for any other node."""
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+        last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        if "seed" in last.lower() and last not in _NOT_SEEDING and _given_a_seed(node):
+            return node.lineno, node.col_offset, ast.unparse(node.func)
+    return None
+
+
+def program_seed(file: str, source: str) -> ProgramSeed | None:
+    """The first call in a program's source that sets a known seed (the rule above); None where the source is no Python
+    diagnose can read (a file nested or long beyond what Python's parser holds included)."""
+    try:
+        tree = ast.parse(source)
+        calls = [call for node in ast.walk(tree) if (call := _seeding_call(node)) is not None]
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return _first_seed(file, calls)
+
+
+def _first_seed(file: str, calls: list[tuple[int, int, str]]) -> ProgramSeed:
+    """The seed of the first of these seeding calls (line, column, name) in file; an unseeded file's where none."""
+    if not calls:
+        return ProgramSeed(file)
+    line, _, name = min(calls)
+    return ProgramSeed(file, name, line)
+
+
+def called_names(source: str) -> frozenset[str]:
+    """The names a source calls (`reset` of `reset(0)` and of `helpers.reset(0)`): the functions of a module it
+    imports that run; empty where it is no Python."""
+    try:
+        return frozenset(node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                         for node in ast.walk(ast.parse(source))
+                         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+
+
+def module_seed(file: str, source: str, called: frozenset[str]) -> ProgramSeed | None:
+    """The first seeding call of an imported module that runs: at its module level (run by the import; a function's
+    or lambda's body there does not run), or in one of its top-level functions whose name the importer calls
+    (called_names). A module that only defines a seeding function nobody calls does not seed the program. None where
+    the source is no Python diagnose can read."""
+    def running(node: ast.AST) -> list[tuple[int, int, str]]:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return []
+        found = [call] if (call := _seeding_call(node)) is not None else []
+        return found + [c for child in ast.iter_child_nodes(node) for c in running(child)]
+
+    try:
+        calls: list[tuple[int, int, str]] = []
+        for statement in ast.parse(source).body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in called:
+                calls += [call for node in ast.walk(statement) if (call := _seeding_call(node)) is not None]
+            else:
+                calls += running(statement)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return _first_seed(file, calls)
