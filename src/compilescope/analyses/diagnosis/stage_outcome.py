@@ -13,9 +13,10 @@ from ..errors import RECOMPILE_LIMIT, CompileError, compile_errors, testing_hook
 from ..export import export_report
 from ..graph_breaks import graph_breaks
 from ..numerics import numerics
-from ..op_mutations import op_mutations
+from ..op_mutations.analysis import op_mutations
 from ..provenance import analyze_provenance
-from ..recompiles import name_failing_guards, recompiles
+from ..recompiles.frames import recompiles
+from ..recompiles.links import name_failing_guards
 from ..userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from . import KernelCall, RunFacts, StageOutcome, StageSpec, WrongGraph
 from .printed_numbers import printed_lines
