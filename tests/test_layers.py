@@ -369,3 +369,26 @@ def test_the_disk_call_finder_sees_each_kind_of_call():
     code = "open(p)\nos.stat(p)\nread_local_lines(p, 1)\nlocation.open_regular_file(p)\nPath(p).read_text()\nf(p)\n"
     assert [c.split("(")[0] for c in disk_calls(ast.parse(code))] == [
         "open", "stat", "read_local_lines", "open_regular_file", "read_text"]
+
+
+# Past this a module holds several jobs and a newcomer cannot find their way in: split it into a package, the way
+# analyses/diff/ is (its __init__.py keeps the saved classes, whose tags name their module, and lists its modules).
+MAX_MODULE_LINES = 1500
+
+
+def test_no_module_is_too_long_to_find_ones_way_in():
+    long = {str(path.relative_to(SRC)): lines for path in sorted(SRC.rglob("*.py"))
+            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def test_each_package_of_the_analyses_lists_its_modules():
+    packages = sorted(path.parent for path in (SRC / "analyses").glob("*/__init__.py"))
+    assert len(packages) >= 5  # diff, recompiles, runtime, op_mutations, diagnosis
+    unlisted = {}
+    for package in packages:
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8"))) or ""
+        missing = [p.name for p in sorted(package.glob("*.py")) if p.name != "__init__.py" and p.name not in doc]
+        if missing:
+            unlisted[package.name] = missing
+    assert unlisted == {}
