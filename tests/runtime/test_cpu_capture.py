@@ -14,7 +14,7 @@ import os
 import pytest
 
 import compilescope
-from compilescope.analyses.runtime import kernel_name
+from compilescope.analyses.runtime.timeline import kernel_name
 
 
 

@@ -17,9 +17,11 @@ import pytest
 
 import compilescope
 from compilescope.analyses.provenance import analyze_provenance
-from compilescope.analyses.runtime import AUTOGRAD_NODE, COMPILING, GPU_IDLE, LogIndex, threads_of
+from compilescope.analyses.runtime import AUTOGRAD_NODE, COMPILING, GPU_IDLE
 from compilescope.analyses.runtime.findings import comparison_finding, runtime_finding
+from compilescope.analyses.runtime.log_index import LogIndex
 from compilescope.analyses.runtime.slow_calls import _outermost_ops
+from compilescope.analyses.runtime.timeline import threads_of
 from compilescope.ingest.profile import read_profile
 from compilescope.wording import format_us
 

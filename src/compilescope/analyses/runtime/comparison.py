@@ -7,7 +7,8 @@ from typing import Any
 
 from ...model.profile import OP_CATEGORIES, Profile
 from . import (COMPILE, COMPILING, EAGER, FRAMEWORK, GRAPH_RANGE, IDLE, OTHER, WRAPPER, Comparison, OpComparison,
-               ProfileRuntime, threads_of)
+               ProfileRuntime)
+from .timeline import threads_of
 
 
 def _op_totals(p: ProfileRuntime) -> dict[str, tuple[int, float]]:

@@ -7,7 +7,8 @@ from typing import Any
 
 from ...model.profile import OP_CATEGORIES, Profile, ProfileEvent
 from . import (AUTOGRAD_NODE, COMPILED_REGION, DYNAMO_LOOKUP, GRAPH_LAUNCH, GRAPH_RANGE, IDLE_IN_GRAPH, IDLE_IN_NO_OP,
-               IDLE_IN_OP, IDLE_IN_REGION, Covered, IdleCause, PartIdle, ProfileRuntime, less, union)
+               IDLE_IN_OP, IDLE_IN_REGION, IdleCause, PartIdle, ProfileRuntime)
+from .intervals import Covered, less, union
 
 
 def idle_by_cpu(gaps: list[tuple[float, float]], threads: dict[tuple, list[ProfileEvent]]) -> list[IdleCause]:

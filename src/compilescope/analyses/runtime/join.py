@@ -11,11 +11,12 @@ from ...model.trace import Trace
 from ...wording import count
 from ..provenance import Provenance
 from . import (COMPILED_REGION, COMPILING, EPS, EXTERN, GPU_IDLE, GRAPH_LAUNCH, GRAPH_RANGE, IDLE, IN_GRAPH, INDUCTOR,
-               UNTRACED, GraphRow, KernelRow, LineRow, LogIndex, ProfileCompile, ProfileRuntime, Rows, Runtime,
-               cpu_rows, gpu_rows, threads_of)
+               UNTRACED, GraphRow, KernelRow, LineRow, ProfileCompile, ProfileRuntime, Runtime)
 from .comparison import compare, split_runs
 from .gpu_idle import idle_by_cpu, part_idle
+from .log_index import LogIndex
 from .slow_calls import gpu_slow_calls, slow_calls
+from .timeline import Rows, cpu_rows, gpu_rows, threads_of
 
 
 _IDLE_LABELS = {GPU_IDLE: "GPU idle", UNTRACED: "no profiler event"}  # by graph: idle is no graph

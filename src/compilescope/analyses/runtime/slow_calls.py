@@ -10,7 +10,9 @@ from bisect import bisect_left, bisect_right
 from ...model.ids import CompileId
 from ...model.profile import OP_CATEGORIES, ProfileEvent
 from . import (AUTOGRAD_NODE, COMPILED_REGION, DYNAMO_LOOKUP, EPS, EXTERN, GRAPH_CALL, GRAPH_RANGE, IDLE_IN_OP,
-               IDLE_IN_REGION, INDUCTOR, KernelRow, Rows, SlowCall, SlowCalls, merged)
+               IDLE_IN_REGION, INDUCTOR, KernelRow, SlowCall, SlowCalls)
+from .intervals import merged
+from .timeline import Rows
 
 
 # A call far longer than its kernel's median call: SLOW_CALL_FACTOR times it, and SLOW_CALL_MIN_US longer (a few µs of
