@@ -9,8 +9,9 @@ that make such a change (its syntax tree: comments and strings are no calls) on 
 `model.block.register_forward_hook(...)` for self.block's forward hooks (any name for `self`: the caller's own name
 for the model is not in the log); `model.eval()` or `model.block.eval()` for self.block.norm's training going False
 (eval() and train() set a module's children too), `self.model.eval()` where the file compiles a `model`, and
-`model.block.norm.training = False` (an assignment sets that module's only); `p.requires_grad = False` in a loop over
-`model.fc.parameters()` for self.fc.weight's requires_grad. A mode or requires_grad the first failed guard names
+`model.block.norm.training = False` (an assignment sets that module's only), or either on the variable of a loop over
+`model.modules()` or `model.block.children()`; `p.requires_grad = False` in a loop over `model.fc.parameters()` for
+self.fc.weight's requires_grad. A mode or requires_grad the first failed guard names
 itself (`self._modules['drop'].training == True`) is a change too. Text order is not run order (a registration inside an `if`, a
 loop), so every match is a candidate, but for one that ran before its module was first compiled (earlier in the same
 function, no loop around both); of several, the recompile's dynamo_start stack keeps those before its call in a
@@ -48,8 +49,11 @@ class FileIndex:
     compiled: frozenset[str]  # _compiled_names
     assigns: list[ast.Assign]  # those of an attribute to True or False (`m.training = False`)
     calls: list[ast.Call]  # `receiver.method(...)`
-    # each `for p in m.parameters():` loop, with the nodes in its body that set a requires_grad
+    # each loop over a module's parameters, modules or children (_loop_over), with the nodes in its body that set a
+    # requires_grad or a training flag (`for m in model.modules(): m.training = False`)
     loops: list[tuple[ast.For, list[ast.AST]]]
+    # (the ids of those nodes that set the loop's variable: what it is, the loop tells, not any name as the model)
+    on_loop_variables: frozenset[int]
     compiles: list[tuple[int, str]]  # _compile_sites
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef]  # (for _scope)
 
@@ -59,6 +63,7 @@ def file_index(tree: ast.Module) -> FileIndex:
     assigns: list[ast.Assign] = []
     calls: list[ast.Call] = []
     loops: list[tuple[ast.For, list[ast.AST]]] = []
+    on_loop_variables: set[int] = set()
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     walked = 0
     for node in ast.walk(tree):
@@ -71,15 +76,19 @@ def file_index(tree: ast.Module) -> FileIndex:
             calls.append(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(node)
-        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Attribute) \
-                and node.iter.func.attr in ("parameters", "named_parameters"):  # (_parameter_variable's loops)
+        if isinstance(node, ast.For) and (over := _loop_over(node)) is not None:
             setting = []
             for inner in (n for statement in node.body for n in ast.walk(statement)):
                 walked += 1
-                if _sets_requires_grad(inner, True) is not None or _sets_requires_grad(inner, False) is not None:
+                receivers = [r for kind in ("training", "requires_grad") for to in (True, False)
+                             if (r := _sets_state(inner, kind, to)) is not None]
+                if receivers:
                     setting.append(inner)
+                if any(isinstance(r, ast.Name) and r.id == over[0] for r in receivers):
+                    on_loop_variables.add(id(inner))
             loops.append((node, setting))
-    return FileIndex(_compiled_names(tree), assigns, calls, loops, _compile_sites(tree), functions)
+    return FileIndex(_compiled_names(tree), assigns, calls, loops, frozenset(on_loop_variables), _compile_sites(tree),
+                     functions)
 
 
 def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None = None) -> list[int]:
@@ -87,10 +96,10 @@ def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None 
     hook added (its count grew), the call registering one on that module; for a module's training flag, the call that
     sets it to the value after (`.eval()` / `.train(False)`, or `.train()` / `.train(True)`) on that module or a
     module holding it, or `m.training = False` on that module (an assignment sets no child's); for a parameter's
-    requires_grad, `requires_grad_(False)` on it or a module holding it, `p.requires_grad = False` on it, or either on
-    the variable of a loop over a holding module's parameters(). [] for any other change, or a module the file cannot
-    name (not the compiled frame's self, nor a global). index: the file's file_index, where several changes are
-    matched in it."""
+    requires_grad, `requires_grad_(False)` on it or a module holding it, `p.requires_grad = False` on it; either kind
+    also on the variable of a loop over a module's parameters(), modules() or children() that can yield it or a module
+    holding it (_loop_reaches). [] for any other change, or a module the file cannot name (not the compiled frame's
+    self, nor a global). index: the file's file_index, where several changes are matched in it."""
     module = _module_of(change)
     if module is None:
         return []
@@ -102,20 +111,22 @@ def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None 
         found: list[tuple[int, ast.expr]] = []  # (line, the receiver that can be the module)
         if change.kind != "hook":
             for node in index.assigns:
-                if _is_bool(node.value, to):
+                if _is_bool(node.value, to) and id(node) not in index.on_loop_variables:
                     found.extend((node.lineno, t.value) for t in node.targets if isinstance(t, ast.Attribute)
                                  and t.attr == change.kind and _names(t.value, base, path, True, compiled))
-        if change.kind == "requires_grad":
-            for loop, setting in index.loops:
-                looped = _parameter_variable(loop, base, path, compiled)
-                for inner in setting if looped else ():
-                    receiver = _sets_requires_grad(inner, to)
-                    if isinstance(receiver, ast.Name) and receiver.id == looped:
-                        found.append((getattr(inner, "lineno", loop.lineno), loop.iter))
+        for loop, setting in index.loops if change.kind != "hook" else ():
+            variable, yields, holder = _loop_over(loop) or ("", "", loop.iter)
+            for inner in setting:
+                receiver = _sets_state(inner, change.kind, to)
+                if (isinstance(receiver, ast.Name) and receiver.id == variable
+                        and _loop_reaches(yields, holder, _sets_itself(inner), change.kind, base, path, compiled)):
+                    found.append((getattr(inner, "lineno", loop.lineno), holder))
         hooks = change.source.rsplit(".", 1)[-1]
         for call in index.calls:
             assert isinstance(call.func, ast.Attribute)
             method, receiver = call.func.attr, call.func.value
+            if id(call) in index.on_loop_variables:  # (matched with its loop above)
+                continue
             if change.kind == "hook":
                 if method in HOOK_METHODS.get(hooks, ()) and _names(receiver, base, path, True, compiled):
                     found.append((call.lineno, receiver))
@@ -294,22 +305,70 @@ def _sets_requires_grad(node: ast.AST, to: bool) -> ast.expr | None:
     return node.func.value if (to if given is None else _is_bool(given, to)) else None
 
 
-def _parameter_variable(loop: ast.For, base: str | None, path: str, compiled: frozenset[str]) -> str | None:
-    """The variable of `for p in m.parameters():` (`for name, p in m.named_parameters():`) where m can hold the
-    parameter at path (its module or one above, as parameters() recurses); None for any other loop."""
+# What the variable of a loop over a module's method yields: its parameters (recursing), itself and every module
+# under it, or its direct children; `named_*` yields (name, value) pairs.
+LOOP_METHODS = {"parameters": "parameters", "named_parameters": "parameters", "modules": "modules",
+                "named_modules": "modules", "children": "children", "named_children": "children"}
+
+
+def _loop_over(loop: ast.For) -> tuple[str, str, ast.expr] | None:
+    """(the variable, what it yields: LOOP_METHODS' value, the module it is called on) of `for p in m.parameters():`,
+    `for m in model.modules():`, `for name, m in self.named_children():`; None for any other loop."""
     call = loop.iter
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.args and not call.keywords
-            and call.func.attr in ("parameters", "named_parameters")):
+            and call.func.attr in LOOP_METHODS):
         return None
     target = loop.target
-    if call.func.attr == "named_parameters":
+    if call.func.attr.startswith("named_"):
         if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
             return None
         target = target.elts[1]
-    if not isinstance(target, ast.Name):
-        return None
-    owner = path.rsplit(".", 1)[0] if "." in path else ""  # (the parameter's module: `.backbone` of `.backbone.weight`)
-    return target.id if _names(call.func.value, base, owner, False, compiled, root_compiled=True) else None
+    return (target.id, LOOP_METHODS[call.func.attr], call.func.value) if isinstance(target, ast.Name) else None
+
+
+def _parent(path: str) -> str | None:
+    """The module holding the one at path (`.drops` of `.drops[3]`, `.backbone` of `.backbone.weight`, "" of
+    `.head`); None for the root ("")."""
+    cut = max(path.rfind("."), path.rfind("["))
+    return path[:cut] if cut >= 0 else None
+
+
+def _loop_reaches(yields: str, holder: ast.expr, itself: bool, kind: str, base: str | None, path: str,
+                  compiled: frozenset[str]) -> bool:
+    """Whether a setting on the variable of a loop over holder's parameters, modules or children (yields) can make a
+    change of kind at path (a module's, or for requires_grad a parameter's): itself, a setting of the variable only
+    (`m.training = False`, `p.requires_grad = False`), else of the module and all under it (`m.eval()`,
+    `m.requires_grad_(False)`). parameters() yields every parameter under holder; modules() holder and every module
+    under it; children() the modules right under it, so that the holder is the parent of the module set itself."""
+    module = _parent(path) if kind == "requires_grad" else path  # (the module a requires_grad_() must reach)
+    if module is None:
+        return False
+    if yields == "parameters":  # (a parameter: a setting on it sets it only)
+        return kind == "requires_grad" and _names(holder, base, module, False, compiled, root_compiled=True)
+    if kind == "requires_grad" and itself:  # (`m.requires_grad = False` sets an attribute of the module, no parameter's)
+        return False
+    if yields == "modules":
+        return _names(holder, base, module, False, compiled)
+    parent = _parent(module)  # (children(): the variable is a module right under holder)
+    return parent is not None and _names(holder, base, parent, itself, compiled)
+
+
+def _sets_state(node: ast.AST, kind: str, to: bool) -> ast.expr | None:
+    """The receiver of a node that sets a training flag (`m.training = to`, `m.eval()`, `m.train(to)`) or a
+    requires_grad (_sets_requires_grad) to the value to; None for any other node."""
+    if kind == "requires_grad":
+        return _sets_requires_grad(node, to)
+    if isinstance(node, ast.Assign) and _is_bool(node.value, to):
+        return next((t.value for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "training"), None)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _sets_training(node, node.func.attr, to):
+        return node.func.value
+    return None
+
+
+def _sets_itself(node: ast.AST) -> bool:
+    """An assignment (`m.training = False`) sets its receiver's flag only; a call (`m.eval()`, `requires_grad_()`)
+    those of the modules and parameters under it too."""
+    return isinstance(node, ast.Assign)
 
 
 @dataclass

@@ -211,6 +211,9 @@ SCENARIOS = [
     Scenario("module_swap_fixed", "module_swap.py", gzip=True, env={**RUN_ENV, "MODSWAP_VARIANT": "fixed"}),
     # Modes and requires_grad set by assignment, switched from a trainer class (self.model.eval()): the lines marked.
     Scenario("module_mode_set", "module_mode_set.py", gzip=True, env=RUN_ENV),
+    # Modes and requires_grad set through a loop's variable (over modules(), children(), a tuple of parameters), with
+    # more modules switched in one step than state_lines looks at, and a second compiled function quoting this file.
+    Scenario("module_mode_loops", "module_mode_loops.py", gzip=True, env=RUN_ENV),
     # An exported model compiled with AOTInductor (aoti_compile_and_package), loaded and run at batches 4 and 8: with a
     # Dim for the batch, and (_static) without one, a package of batch 4 whose unchecked input of 8 returns 4 rows.
     Scenario("aoti_deploy", "aoti_deploy.py", gzip=True, env=RUN_ENV),

@@ -1,0 +1,82 @@
+"""State changed through a loop's variable (module_mode_loops.py): `for m in model.modules(): m.training = False`, a
+loop over self.drops.children(), a loop over a tuple of parameters; the lines the source page marks for each
+recompile, checked against the raw log's guard trees and the program."""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import re
+
+from compilescope.analyses.analyze import analyze
+from compilescope.analyses.recompiles import StateChange
+from compilescope.analyses.state_lines import change_lines
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import line_holding, torch213, torch213_moved
+
+LOG = "module_mode_loops.log.gz"
+PROGRAM = torch213(LOG).parents[1] / "programs" / "module_mode_loops.py"
+
+
+def _payloads(name: str) -> dict[str, str]:
+    """compile id ("[0/1]") -> payload of each event named name (an envelope's first key, or an artifact's name)."""
+    text = gzip.open(torch213(LOG), "rt").read()
+    return {f"[{m[1]}/{m[2]}]": m[3] for m in re.finditer(
+        r'^V[^\n]*\] \{"(?:artifact": \{"name": ")?' + name + r'"[^\n]*"frame_id": (\d+), "frame_compile_id": (\d+)'
+        r'[^\n]*\n((?:\t[^\n]*\n)*)', text, re.M)}
+
+
+def _marked(tmp_path, programs=None) -> dict[int, list[tuple[str, str, str]]]:
+    """line -> (recompile, kind, text) of each state change the program's source page marks there."""
+    results = analyze(read_trace(torch213_moved(LOG, tmp_path, programs)))
+    return {line: [(c["recompile"], c["kind"], c["text"]) for c in n.state_changes]
+            for f in results.sources.files if f.path.endswith("module_mode_loops.py")
+            for line, n in f.notes.items() if n.state_changes}
+
+
+def _mode(tree: str, drop: int) -> str:
+    (mode,) = re.findall(re.escape(f"L['self']._modules['drops']._modules['{drop}'].training == ") + r"(\w+)", tree)
+    return mode
+
+
+def test_a_mode_set_through_a_loop_over_modules_or_children_is_marked(tmp_path):
+    """The guard trees pin each of the 70 Dropouts' training True in [0/0], False in [0/1] (the loop over
+    model.modules() assigning m.training = False), True again in [0/2] (Net.dropout_on: a loop over
+    self.drops.children() assigning m.training = True); torch's reasons name drops[0]'s flag for both."""
+    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    assert [{_mode(trees[c], d) for d in range(70)} for c in ("[0/0]", "[0/1]", "[0/2]")] == [
+        {"True"}, {"False"}, {"True"}]
+    assert "0/0: self._modules['drops']._modules['0'].training == True" in reasons["[0/1]"]
+    assert "0/1: self._modules['drops']._modules['0'].training == False" in reasons["[0/2]"]
+    off = line_holding(PROGRAM, "m.training = False  # dropout off")
+    on = line_holding(PROGRAM, "            m.training = True")
+    marked = _marked(tmp_path)
+    assert [(recompile, kind) for recompile, kind, _ in marked[off]] == [("[0/1]", "training")]
+    assert [(recompile, kind) for recompile, kind, _ in marked[on]] == [("[0/2]", "training")]
+    assert marked[off][0][2].startswith("switches self.drops[")
+
+
+def test_which_loops_over_modules_can_have_made_the_change():
+    """modules() yields its module and every one under it; children() only those right under it, so an assignment
+    (the variable's own flag) needs the loop's module to be the parent, a call (`m.eval()`, `m.requires_grad_()`)
+    any module above; `m.requires_grad = False` on a module sets no parameter's."""
+    norm = StateChange("L['self']._modules['block']._modules['norm'].training", "True", "False")
+    weight = StateChange("L['self']._modules['block']._modules['fc']._parameters['weight'].requires_grad", "True",
+                         "False")
+    source = "\n".join([
+        "for m in model.modules():", "    m.training = False",  # 2
+        "for m in model.children():", "    m.training = False",  # 4: children of model: not block.norm
+        "for m in model.block.children():", "    if isinstance(m, nn.BatchNorm1d):", "        m.training = False",  # 7
+        "for name, m in model.named_children():", "    m.eval()",  # 9: eval() of block sets norm's
+        "for name, m in model.named_modules():", "    m.train(False)",  # 11
+        "for m in model.head.modules():", "    m.training = False",  # 13: another module's
+        "for m in model.block.norm.children():", "    m.eval()",  # 15: norm's children, not norm
+        "for m in model.modules():", "    m.training = True",  # 17: the other value
+        "for m in self.children():", "    m.requires_grad_(False)",  # 19: block's parameters, via block
+        "for m in model.modules():", "    m.requires_grad = False",  # 21: a module's attribute, no parameter's
+        "for m in model.block.fc.children():", "    m.requires_grad_(False)",  # 23: fc's children, not fc
+        "for m in model.modules():", "    other.training = False"])  # 25: not the variable
+    tree = ast.parse(source)
+    assert change_lines(tree, norm) == [2, 7, 9, 11]
+    assert change_lines(tree, weight) == [19]
