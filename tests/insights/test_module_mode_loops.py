@@ -80,3 +80,26 @@ def test_which_loops_over_modules_can_have_made_the_change():
     tree = ast.parse(source)
     assert change_lines(tree, norm) == [2, 7, 9, 11]
     assert change_lines(tree, weight) == [19]
+
+
+def test_a_parameter_frozen_beside_more_mode_changes_than_are_looked_for_is_marked(tmp_path):
+    """[0/1]'s tree differs from [0/0]'s in the 70 Dropouts' flags and head's weight and bias requires_grad (line 55,
+    the same step as the loop over modules()): 72 changes, more than one step's changes looked for; torch's reason
+    names drops[0]'s flag. The cap keeps the named change first and each kind's first changes, so line 55 is marked
+    too (keeping the first 64 in tree order kept 64 mode changes and lost it)."""
+    from compilescope.analyses.insights import insights
+    from compilescope.analyses.state_lines import MAX_STEP_CHANGES, _changes, _looked_for
+
+    trees = _payloads("dynamo_cpp_guards_str")
+    frozen = [(p, rg) for tree in (trees["[0/0]"], trees["[0/1]"]) for p, rg in re.findall(
+        r"check_tensor\(L\['self'\]._modules\['head'\]._parameters\['(\w+)'\][^\n]*requires_grad=(\w+)", tree)]
+    assert sorted(frozen) == [("bias", "False"), ("bias", "True"), ("weight", "False"), ("weight", "True")]
+    assert 70 + 2 > MAX_STEP_CHANGES
+    with read_trace(str(torch213(LOG))) as trace:
+        step = next(s for f in insights(trace).recompiles.frames for s in f.steps if s.compile_id == "[0/1]")
+    looked_for = _looked_for(_changes(step))
+    assert len(looked_for) == MAX_STEP_CHANGES and looked_for[0].name == "self.drops[0].training"
+    assert {c.name for c in looked_for if c.kind == "requires_grad"} == {"self.head.weight.requires_grad",
+                                                                         "self.head.bias.requires_grad"}
+    frozen_line = line_holding(PROGRAM, "model.head.weight.requires_grad_(False); model.head.bias")
+    assert [(recompile, kind) for recompile, kind, _ in _marked(tmp_path)[frozen_line]] == [("[0/1]", "requires_grad")]

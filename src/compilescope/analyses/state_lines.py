@@ -33,7 +33,7 @@ from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
 
 MAX_SOURCE_BYTES = 4 << 20  # as the source pages: a bigger file is not read
 MAX_SOURCE_NODES = 500_000  # ast nodes walked in one file
-MAX_STEP_CHANGES = 64  # changes of one recompile step looked for (an eval() on a model of M modules changes M)
+MAX_STEP_CHANGES = 64  # changes of one recompile step looked for (an eval() on a model of M modules changes M): _looked_for
 # The method that adds a hook of each kind, as guard trees name the module's hook dict
 HOOK_METHODS = {"_forward_hooks": ("register_forward_hook",),
                 "_forward_pre_hooks": ("register_forward_pre_hook",),
@@ -429,7 +429,7 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
             if guard is None:
                 continue
             said: set[tuple[str, int, str]] = set()
-            for change in _changes(step)[:MAX_STEP_CHANGES]:
+            for change in _looked_for(_changes(step)):
                 where = [(path, line, lines) for path in paths if (parsed := parsed_files[path]) is not None
                          for tree, lines in (parsed,)
                          for line in change_lines(tree, change, indexed(path, tree))]
@@ -481,10 +481,11 @@ _REQUIRES_GRAD_EXPECTED = re.compile(r"expected requires_grad=([01])\b")
 
 
 def _changes(step: RecompileStep) -> list[StateChange]:
-    """The changes of state the step shows since the compile whose guard failed first (also_changed's): its
-    also_changed, then the one that guard names. (An older compile's failed guard names a change made before the
-    compile after it: not this recompile's.)"""
+    """The changes of state the step shows since the compile whose guard failed first (also_changed's): the one that
+    guard names first, then its also_changed. (An older compile's failed guard names a change made before the compile
+    after it: not this recompile's.)"""
     changes = {c.source: c for c in step.also_changed}
+    named: list[StateChange] = []
     for guard in step.failed_guards[:1]:
         if (trained := _TRAINING_GUARD.fullmatch(guard.guard.strip())) is not None:
             source, was = f"{trained[1]}.training", trained[2]
@@ -494,8 +495,23 @@ def _changes(step: RecompileStep) -> list[StateChange]:
         else:
             continue
         source = "L['self']" + source[4:] if source.startswith("self") else source  # (as guard trees write it)
-        changes.setdefault(source, StateChange(source, was, str(was != "True")))
-    return list(changes.values())
+        named.append(changes.pop(source, StateChange(source, was, str(was != "True"))))
+    return [*named, *changes.values()]
+
+
+def _looked_for(changes: list[StateChange]) -> list[StateChange]:
+    """Of a step's changes (_changes: the one its failed guard names first), those change_lines can find a line for,
+    at most MAX_STEP_CHANGES: the named one, then each kind's first (hook, training, requires_grad), then each kind's
+    second, and so on. The guard trees give no order in time (all changed between two compiles: none is nearer the
+    recompile), so the cap keeps what most likely has a line of its own: the change torch's reason names, which the
+    user reads, and every kind of change, where an eval() or a loop over a big model's modules makes hundreds of one
+    kind, mostly from one line, which would leave a hook or a parameter frozen beside it unmarked."""
+    ranked: list[tuple[int, int, StateChange]] = []
+    of_kind: dict[str, int] = {}
+    for at, change in enumerate(c for c in changes if _module_of(c) is not None):
+        ranked.append((of_kind.get(change.kind, 0), at, change))
+        of_kind[change.kind] = of_kind.get(change.kind, 0) + 1
+    return [change for _, _, change in sorted(ranked, key=lambda r: r[:2])[:MAX_STEP_CHANGES]]
 
 
 def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None, change: StateChange, candidates: int) -> str:
