@@ -103,3 +103,44 @@ def test_a_parameter_frozen_beside_more_mode_changes_than_are_looked_for_is_mark
                                                                          "self.head.bias.requires_grad"}
     frozen_line = line_holding(PROGRAM, "model.head.weight.requires_grad_(False); model.head.bias")
     assert [(recompile, kind) for recompile, kind, _ in _marked(tmp_path)[frozen_line]] == [("[0/1]", "requires_grad")]
+
+
+def test_a_requires_grad_mark_names_every_parameter_its_line_sets(tmp_path):
+    """Line 55 freezes head's weight and bias (two calls on one line), lines 59-60 backbone's (a loop over a tuple of
+    them): the trees pin head's requires_grad True in [0/0] and False from [0/1], backbone's True until [0/2] and
+    False in [0/3]. Each mark names both parameters of its line, not the first change found."""
+    trees = _payloads("dynamo_cpp_guards_str")
+
+    def requires_grad(compile_id: str, module: str) -> set[tuple[str, str]]:
+        return set(re.findall(r"check_tensor\(L\['self'\]._modules\['" + module + r"'\]._parameters\['(\w+)'\]"
+                              r"[^\n]*requires_grad=(\w+)", trees[compile_id]))
+
+    assert requires_grad("[0/0]", "head") == {("weight", "True"), ("bias", "True")}
+    assert requires_grad("[0/1]", "head") == {("weight", "False"), ("bias", "False")}
+    assert requires_grad("[0/2]", "backbone") == {("weight", "True"), ("bias", "True")}
+    assert requires_grad("[0/3]", "backbone") == {("weight", "False"), ("bias", "False")}
+    marked = _marked(tmp_path)
+    for line, recompile, module in ((line_holding(PROGRAM, "model.head.weight.requires_grad_(False);"), "[0/1]", "head"),
+                                    (line_holding(PROGRAM, "p.requires_grad_(False)  # freeze"), "[0/3]", "backbone")):
+        ((at, kind, text),) = marked[line]
+        assert (at, kind) == (recompile, "requires_grad")
+        named = text.split(" (", 1)[0]
+        assert f"self.{module}.weight" in named and f"self.{module}.bias" in named, text
+        assert "True → False each" in text
+
+
+def test_which_loops_over_a_tuple_can_have_made_the_change():
+    """A loop over a tuple or list: its variable is each element, matched as that receiver would be."""
+    weight = StateChange("L['self']._modules['fc']._parameters['weight'].requires_grad", "True", "False")
+    dropout = StateChange("L['self']._modules['dropout'].training", "True", "False")
+    source = "\n".join([
+        "compiled = torch.compile(model)",
+        "for p in (model.fc.weight, model.fc.bias):", "    p.requires_grad_(False)",  # 3
+        "for p in [model.head.weight]:", "    p.requires_grad = False",  # 5: another parameter
+        "for m in [model.fc]:", "    m.requires_grad_(False)",  # 7: its module
+        "for m in (model.dropout, model.head):", "    m.training = False",  # 9
+        "for m in (model.head,):", "    m.eval()",  # 11: another module
+        "for p in (w, model.fc.weight):", "    p.requires_grad_(True)"])  # 13: the other value
+    tree = ast.parse(source)
+    assert change_lines(tree, weight) == [3, 7]
+    assert change_lines(tree, dropout) == [9]

@@ -98,7 +98,7 @@ def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None 
     module holding it, or `m.training = False` on that module (an assignment sets no child's); for a parameter's
     requires_grad, `requires_grad_(False)` on it or a module holding it, `p.requires_grad = False` on it; either kind
     also on the variable of a loop over a module's parameters(), modules() or children() that can yield it or a module
-    holding it (_loop_reaches). [] for any other change, or a module the file cannot name (not the compiled frame's
+    holding it, or over a tuple or list naming it (_loop_reaches). [] for any other change, or a module the file cannot name (not the compiled frame's
     self, nor a global). index: the file's file_index, where several changes are matched in it."""
     module = _module_of(change)
     if module is None:
@@ -118,9 +118,11 @@ def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None 
             variable, yields, holder = _loop_over(loop) or ("", "", loop.iter)
             for inner in setting:
                 receiver = _sets_state(inner, change.kind, to)
-                if (isinstance(receiver, ast.Name) and receiver.id == variable
-                        and _loop_reaches(yields, holder, _sets_itself(inner), change.kind, base, path, compiled)):
-                    found.append((getattr(inner, "lineno", loop.lineno), holder))
+                if not (isinstance(receiver, ast.Name) and receiver.id == variable):
+                    continue
+                reached = _loop_reaches(yields, holder, _sets_itself(inner), change.kind, base, path, compiled)
+                if reached is not None:
+                    found.append((getattr(inner, "lineno", loop.lineno), reached))
         hooks = change.source.rsplit(".", 1)[-1]
         for call in index.calls:
             assert isinstance(call.func, ast.Attribute)
@@ -313,8 +315,11 @@ LOOP_METHODS = {"parameters": "parameters", "named_parameters": "parameters", "m
 
 def _loop_over(loop: ast.For) -> tuple[str, str, ast.expr] | None:
     """(the variable, what it yields: LOOP_METHODS' value, the module it is called on) of `for p in m.parameters():`,
-    `for m in model.modules():`, `for name, m in self.named_children():`; None for any other loop."""
+    `for m in model.modules():`, `for name, m in self.named_children():`; (the variable, "elements", the tuple) of
+    `for p in (model.fc.weight, model.fc.bias):` (a list too); None for any other loop."""
     call = loop.iter
+    if isinstance(call, (ast.Tuple, ast.List)):
+        return (loop.target.id, "elements", call) if isinstance(loop.target, ast.Name) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.args and not call.keywords
             and call.func.attr in LOOP_METHODS):
         return None
@@ -334,23 +339,31 @@ def _parent(path: str) -> str | None:
 
 
 def _loop_reaches(yields: str, holder: ast.expr, itself: bool, kind: str, base: str | None, path: str,
-                  compiled: frozenset[str]) -> bool:
-    """Whether a setting on the variable of a loop over holder's parameters, modules or children (yields) can make a
-    change of kind at path (a module's, or for requires_grad a parameter's): itself, a setting of the variable only
+                  compiled: frozenset[str]) -> ast.expr | None:
+    """What a setting on the variable of a loop over holder's parameters, modules or children, or over the elements
+    of a tuple (yields), can make a change of kind at path through (a module's, or for requires_grad a parameter's):
+    the holder, or the tuple's element that names it; None where it cannot. itself: a setting of the variable only
     (`m.training = False`, `p.requires_grad = False`), else of the module and all under it (`m.eval()`,
     `m.requires_grad_(False)`). parameters() yields every parameter under holder; modules() holder and every module
-    under it; children() the modules right under it, so that the holder is the parent of the module set itself."""
+    under it; children() the modules right under it, so that the holder is the parent of the module set itself; a
+    tuple's element is matched as a receiver of the setting itself would be."""
+    if yields == "elements":
+        return next((e for e in holder.elts if _names(e, base, path, itself, compiled,
+                                                       root_compiled=kind == "requires_grad")), None) \
+            if isinstance(holder, (ast.Tuple, ast.List)) else None
     module = _parent(path) if kind == "requires_grad" else path  # (the module a requires_grad_() must reach)
     if module is None:
-        return False
-    if yields == "parameters":  # (a parameter: a setting on it sets it only)
-        return kind == "requires_grad" and _names(holder, base, module, False, compiled, root_compiled=True)
-    if kind == "requires_grad" and itself:  # (`m.requires_grad = False` sets an attribute of the module, no parameter's)
-        return False
-    if yields == "modules":
-        return _names(holder, base, module, False, compiled)
-    parent = _parent(module)  # (children(): the variable is a module right under holder)
-    return parent is not None and _names(holder, base, parent, itself, compiled)
+        reached = False
+    elif yields == "parameters":  # (a parameter: a setting on it sets it only)
+        reached = kind == "requires_grad" and _names(holder, base, module, False, compiled, root_compiled=True)
+    elif kind == "requires_grad" and itself:  # (`m.requires_grad = False` sets a module's attribute, no parameter's)
+        reached = False
+    elif yields == "modules":
+        reached = _names(holder, base, module, False, compiled)
+    else:  # (children(): the variable is a module right under holder)
+        parent = _parent(module)
+        reached = parent is not None and _names(holder, base, parent, itself, compiled)
+    return holder if reached else None
 
 
 def _sets_state(node: ast.AST, kind: str, to: bool) -> ast.expr | None:
@@ -428,18 +441,21 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
             guard = step.guard
             if guard is None:
                 continue
-            said: set[tuple[str, int, str]] = set()
+            # (path, line, kind) -> the changes the line may have made, each with its count of candidate lines: one mark
+            # a line, for several modules switched by one eval() or parameters frozen by one loop
+            made: dict[tuple[str, int, str], list[tuple[StateChange, int]]] = {}
+            codes: dict[tuple[str, int], str] = {}
             for change in _looked_for(_changes(step)):
                 where = [(path, line, lines) for path in paths if (parsed := parsed_files[path]) is not None
                          for tree, lines in (parsed,)
                          for line in change_lines(tree, change, indexed(path, tree))]
                 where = _on_stack(where, (stacks or {}).get(compilation_key(step.compile_id)), parsed_files, indexes)
                 for path, line, lines in where:
-                    if (path, line, change.kind) in said:  # (several modules switched by one eval())
-                        continue
-                    said.add((path, line, change.kind))
-                    out.append(StateLine(path, line, lines[line - 1].strip(), compilation_key(step.compile_id),
-                                         change.kind, _said(frame, step, guard.compile_id, change, len(where))))
+                    made.setdefault((path, line, change.kind), []).append((change, len(where)))
+                    codes[path, line] = lines[line - 1].strip()
+            for (path, line, kind), changes in made.items():
+                out.append(StateLine(path, line, codes[path, line], compilation_key(step.compile_id), kind,
+                                     _said(frame, step, guard.compile_id, changes)))
     return out
 
 
@@ -514,7 +530,15 @@ def _looked_for(changes: list[StateChange]) -> list[StateChange]:
     return [change for _, _, change in sorted(ranked, key=lambda r: r[:2])[:MAX_STEP_CHANGES]]
 
 
-def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None, change: StateChange, candidates: int) -> str:
+MAX_NAMED_PARAMETERS = 4  # parameters a requires_grad mark names, then "and N more"
+
+
+def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None,
+          changes: list[tuple[StateChange, int]]) -> str:
+    """What the page says of a line, for the changes it may have made (each with its count of candidate lines): a
+    hook or a mode by the first (an eval() switches a model's modules alike), a requires_grad by every parameter, as
+    one line may freeze several (`a.requires_grad_(False); b.requires_grad_(False)`, a loop over them)."""
+    change, candidates = changes[0]
     compiled = compilation_key(served) if served else "the compile before"
     recompile = compilation_key(step.compile_id)
     function = frame.display_name
@@ -525,16 +549,33 @@ def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None, chang
                 f"of its hooks, {recompile}'s {change.hooks_now}): torch does not recompile for a hook, so the calls "
                 f"{compiled} served after it was registered ran without it ({recompile} compiled for another change)")
     if change.kind == "requires_grad":
-        parameter = change.name.removesuffix(".requires_grad")
+        # (the most candidates any of its changes has: "sets" only where the line is the one for every change)
+        candidates = max(n for _, n in changes)
         verb = "sets" if candidates == 1 else f"is one of {candidates} lines that may set"
-        return (f"{verb} {parameter}'s requires_grad ({change.name} {change.before} → {change.after}: a layer "
-                f"{'unfrozen' if change.after == 'True' else 'frozen'}): {function} was compiled again as {recompile} "
-                "for that setting (one compile per setting, expected)")
+        settings = f"{function} was compiled again as {recompile} for that setting (one compile per setting, expected)"
+        if len(changes) == 1:
+            parameter = change.name.removesuffix(".requires_grad")
+            return (f"{verb} {parameter}'s requires_grad ({change.name} {change.before} → {change.after}: a layer "
+                    f"{'unfrozen' if change.after == 'True' else 'frozen'}): {settings}")
+        by_value: dict[tuple[str, str], list[str]] = {}
+        for c, _ in changes:
+            by_value.setdefault((c.before, c.after), []).append(c.name.removesuffix(".requires_grad"))
+        set_to = " and of ".join(
+            f"{_listed(names)} ({before} → {after}{' each' if len(names) > 1 else ''}: "
+            f"a layer {'unfrozen' if after == 'True' else 'frozen'})" for (before, after), names in by_value.items())
+        return f"{verb} the requires_grad of {set_to}: {settings}"
     module = change.name.removesuffix(".training")
     mode = "training" if change.after == "True" else "eval"
     verb = "switches" if candidates == 1 else f"is one of {candidates} lines that may switch"
     return (f"{verb} {module} to {mode} mode ({change.name} {change.before} → {change.after}): {function} was "
             f"compiled again as {recompile} in that mode (one compile per mode, expected)")
+
+
+def _listed(names: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`, `a, b, c, d and 5 more parameters` (at most MAX_NAMED_PARAMETERS names)."""
+    if len(names) > MAX_NAMED_PARAMETERS:
+        return f"{', '.join(names[:MAX_NAMED_PARAMETERS])} and {len(names) - MAX_NAMED_PARAMETERS} more parameters"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _parsed(path: str, quoted: list[tuple[int, str | None]], files: SourceFiles) -> tuple[ast.Module, list[str]] | None:
