@@ -29,6 +29,7 @@ def _payloads(name: str) -> dict[str, str]:
 
 def _marked(tmp_path, programs=None) -> dict[int, list[tuple[str, str, str]]]:
     """line -> (recompile, kind, text) of each state change the program's source page marks there."""
+    tmp_path.mkdir(exist_ok=True)
     results = analyze(read_trace(torch213_moved(LOG, tmp_path, programs)))
     return {line: [(c["recompile"], c["kind"], c["text"]) for c in n.state_changes]
             for f in results.sources.files if f.path.endswith("module_mode_loops.py")
@@ -144,3 +145,25 @@ def test_which_loops_over_a_tuple_can_have_made_the_change():
     tree = ast.parse(source)
     assert change_lines(tree, weight) == [3, 7]
     assert change_lines(tree, dropout) == [9]
+
+
+def test_a_file_a_later_frame_quotes_differently_is_not_marked(tmp_path):
+    """The file is checked against every frame's quoted lines of it, not the first frame's: frame 0's reasons quote
+    lines of forward only (24: `x = drop(x)`), frame 1's (rescale, recompiled for factor 3) line 34. A copy of the
+    program whose line 34 was edited since the run agrees with every line frame 0 quotes, but not with frame 1's: its
+    lines may have moved, so none is marked (the unedited copy's are)."""
+    reasons = _payloads("recompile_reasons")
+    rescale = line_holding(PROGRAM, "return x * factor")
+    assert f'module_mode_loops.py", line {rescale}, in rescale' in reasons["[1/1]"]
+    assert "1/0: factor == 2" in reasons["[1/1]"]
+    forward_quotes = {int(n) for c in ("[0/1]", "[0/2]", "[0/3]")
+                      for n in re.findall(r'module_mode_loops.py\\?", line (\d+)', reasons[c])}
+    forward = line_holding(PROGRAM, "def forward(self, x):")
+    assert forward_quotes and all(forward < n <= line_holding(PROGRAM, "return self.head(x)") for n in forward_quotes)
+    assert _marked(tmp_path / "as_run")  # (the program as it ran: marked)
+    edited = tmp_path / "edited_programs"
+    edited.mkdir()
+    lines = PROGRAM.read_text().splitlines(keepends=True)
+    lines[rescale - 1] = lines[rescale - 1].replace("x * factor", "factor * x")
+    (edited / PROGRAM.name).write_text("".join(lines))
+    assert _marked(tmp_path / "edited", edited) == {}
