@@ -12,7 +12,7 @@ from compilescope.analyses.diff.printed_graphs import graph_nodes
 from compilescope.analyses.graph_breaks import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles.advice import ADVICE
-from compilescope.analyses.recompiles.frames import recompiles
+from compilescope.analyses.recompiles.analysis import recompiles
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import line_holding, run_cli, torch213

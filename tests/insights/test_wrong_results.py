@@ -247,7 +247,7 @@ def test_the_recompile_for_model_eval_is_advised_as_a_mode_switch_not_a_bool_to_
     """model.eval() (the program's line 50) recompiles forward: torch's recompile_reasons for [0/1] name dropout's
     training flag. That is a mode, switched on purpose: one compile per mode is expected, and the generic bool advice
     (take one path: a mask, torch.where) does not fit it."""
-    from compilescope.analyses.recompiles.frames import recompiles
+    from compilescope.analyses.recompiles.analysis import recompiles
 
     (reasons,) = [payload for env, payload in raw_records(torch213(LOG))
                   if env.get("artifact", {}).get("name") == "recompile_reasons"]

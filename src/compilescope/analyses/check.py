@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
-from .diff import FrameFacts, RunFacts, TimeThreshold, most_failed_guard, unread_note
+from .diff import FrameFacts, RunFacts, TimeThreshold, most_failed_guard, short_path, unread_note
 from .diff.crash_and_warnings import crash_called_from, crash_line, failed_compiles
 from .diff.frames import frames_label, multiset_diff
 from .diff.runs import break_at, diff_runs, paired_ranks
@@ -23,7 +23,6 @@ from .recompiles import CHANGE_LABELS
 from .recompiles.reasons import classify_change
 from .unread import Unread
 from .userloc import is_python_library_file
-from .diff import short_path
 from ..model.records import dataclass
 from ..wording import count, format_seconds, format_us, times
 
@@ -302,7 +301,7 @@ def _compiled_where(facts: RunFacts, name: str) -> str:
 
 def _loader_crash(facts: RunFacts) -> bool:
     """The run crashed in torch's loader of an AOTInductor package after building it: Python was in aoti_load_package
-    (or what it calls), the log holds the package's wrapper and every compile it began ended (diff._crash). A crash
+    (or what it calls), the log holds the package's wrapper and every compile it began ended (diff.facts._crash). A crash
     while compiling, or in loading a package this log did not build, is no-crash's, and so is one in facts saved
     before the key was kept."""
     return facts.crash is not None and bool(facts.crash.get("loading_built_aoti_package"))

@@ -35,7 +35,7 @@ from .export import ExportReport, export_report
 from .graph_breaks import DDP_ADVICE, FSDP2_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks, skipped_cause, skipped_title
 from .recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles
 from .recompiles.backward_and_resets import BACKWARD_LABEL_HELP
-from .recompiles.frames import recompiles
+from .recompiles.analysis import recompiles
 from .recompiles.links import link_specializations, link_times, name_failing_guards
 from .numpy_graphs import NumpyInGraphs, numpy_in_graphs
 from .numerics import RANDOM_ADVICE, Numerics, numerics

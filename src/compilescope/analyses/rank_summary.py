@@ -29,7 +29,7 @@ from .empty_graphs import empty_graphs, made_no_graph
 from .status import BREAK, ERROR, RESTARTED, counts_text, failed_compiles
 from .torch_warnings import torch_warnings
 from .graph_breaks import graph_breaks
-from .recompiles.frames import recompiles
+from .recompiles.analysis import recompiles
 from .unread import unread
 from ..model.records import dataclass
 
@@ -252,7 +252,7 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     empty = results.insights.empty_graphs if results.insights is not None else empty_graphs(trace)
     summary.ran_eagerly, summary.graph_ops = empty.ran_eagerly, empty.graph_ops
     summary.no_graph = list(empty.no_graph)
-    # As the rank's own report counts them (analyses/recompiles/frames.py): a restarted attempt of a recompile ([0/1_1] after
+    # As the rank's own report counts them (analyses/recompiles/analysis.py): a restarted attempt of a recompile ([0/1_1] after
     # [0/1]) is no second recompile.
     found_recompiles = results.insights.recompiles if results.insights is not None else recompiles(trace)
     summary.recompiles = found_recompiles.with_backward

@@ -51,7 +51,7 @@ from .op_mutations import OpMutations
 from .op_mutations.analysis import op_mutations
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles
-from .recompiles.frames import recompiles
+from .recompiles.analysis import recompiles
 from .stack_values import StackValues, name_stack_values
 from .state_lines import state_lines
 from .user_kernels import UserKernels, user_kernels

@@ -14,7 +14,7 @@ from ..model.trace import Trace
 from . import state_lines, user_kernels
 from .op_mutations.calling_files import files_wanted, modules_wanted, package_markers
 from .recompiles import Recompiles
-from .recompiles.frames import recompiles
+from .recompiles.analysis import recompiles
 from .sources import NotedSources, Sources, note_sources, source_pages
 from .stack_values import StackValues
 

@@ -15,7 +15,7 @@ from ..graph_breaks import graph_breaks
 from ..numerics import numerics
 from ..op_mutations.analysis import op_mutations
 from ..provenance import analyze_provenance
-from ..recompiles.frames import recompiles
+from ..recompiles.analysis import recompiles
 from ..recompiles.links import name_failing_guards
 from ..userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from . import KernelCall, RunFacts, StageOutcome, StageSpec, WrongGraph

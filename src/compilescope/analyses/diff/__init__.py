@@ -307,7 +307,7 @@ class RunFacts:
     # The lines whose compiled results differ from eager's (analyses/numerics.py): {kind ("random" | "precision"),
     # file, line, function, code, dtype, frame}. None in facts saved before they were kept (not compared).
     numerics: list[dict[str, Any]] | None = None
-    # The run's profile, when one was read with its log (runtime.runtime_facts): {profile, timeline, part, unusable,
+    # The run's profile, when one was read with its log (runtime.diff_facts.runtime_facts): {profile, timeline, part, unusable,
     # run_us, idle_us, graph_launches, slow_us, graphs: [{compile_id, calls, kernels_us}]}; {profile, not_joined} for
     # one of another run; {profile, unusable} for one that could not be read. `unusable`: why its times are not the
     # run's (read in part, or not at all), else None or absent (facts saved before). None: no profile.

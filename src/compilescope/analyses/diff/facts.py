@@ -439,7 +439,7 @@ def run_facts(results: Results) -> RunFacts:
 def _runtime_facts(results: Results) -> dict[str, Any] | None:
     if results.runtime is None:
         return None
-    from ..runtime.diff_facts import runtime_facts  # here: the profile join is for runs read with a profile only
+    from ..runtime.diff_facts import runtime_facts  # here: the runtime package is for runs read with a profile only
 
     return runtime_facts(results.runtime)
 

@@ -9,7 +9,7 @@ of that cache so far), which torch logs only with TORCH_LOGS=compiled_autograd_v
 
 This module holds the analysis's classes (saved results name each by module and name: model/codec.type_name) and the
 helpers their methods use; it imports none of its modules, which import it:
-  frames.py               recompiles(trace), the analysis: each frame's compiles, one step per recompile, its advice
+  analysis.py             recompiles(trace), the analysis: each frame's compiles, one step per recompile, its advice
   reasons.py              torch's recompile reasons read into failed guards, and the kind of change each guard checks
   placement.py            where the user's code meets each failed guard: a tensor's first use, the call that passed it
   advice.py               what to do about each kind of change, and the advice that names the sizes, bools and numbers
