@@ -576,8 +576,8 @@ def test_each_compiles_aot_graph_is_read_once_however_many_calls(tmp_path, monke
     big = tmp_path / "big.log"
     big.write_bytes(b"".join(lines))
     trace = read_trace(big)
-    files = op_mutation_files(trace)  # (read first, as analyze() reads them: op_mutations' own reads are counted)
     reads = record_calls(monkeypatch, graph_calls, "aot_calls", lambda text: len(text))
+    files = op_mutation_files(trace)  # (read first, as analyze() reads them; the graphs scanned then serve both)
     scale = op_mutations(trace, files).ops[0]
     assert (scale.op, len(scale.calls)) == ("mylib::scale", n + 1)
-    assert len(reads) == 2  # the two compiles' AOT graphs, once each
+    assert len(reads) == 2  # the two compiles' AOT graphs, once each, for the files and the analysis together

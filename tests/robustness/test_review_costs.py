@@ -18,6 +18,7 @@ from compilescope.render.html.env import _visible_text
 from compilescope.render.html.provenance import json_island
 
 from ..conftest import torch213_moved
+from ..tracelog import raw_records
 from .linear_work import assert_linear, lines_run_here
 
 
@@ -137,3 +138,27 @@ def test_a_json_island_keeps_del_and_c1_through_the_pages_finalize():
     value = {"code": "a\x7fb\x85c</script>\u202ed", "\x7f": ["\x9f"]}
     island = _visible_text(json_island(value))
     assert json.loads(str(island)) == value and "\u2421" not in island and "<" not in island
+
+
+def test_one_report_scans_the_logs_graphs_for_custom_op_calls_once(monkeypatch, tmp_path):
+    """files_wanted, package_markers and modules_wanted (the files ingest reads for op_mutations) and op_mutations
+    itself each asked graph_calls.found_calls, which read every compile's graphs again: four scans a report. One
+    report now reads each compile's AOT graphs once (aot_calls: once per compile holding both Dynamo's graph and an
+    AOT graph). custom_op_mutation.log.gz: [0/0] and [1/0] each log a dynamo_output_graph and an
+    aot_inference_graph (counted from the raw log)."""
+    log = torch213_moved("custom_op_mutation.log.gz", tmp_path)
+    by_frame: dict[int, set[str]] = {}
+    for envelope, _ in raw_records(log):
+        for kind in ("dynamo_output_graph", *graph_calls.AOT_GRAPHS):
+            if kind in envelope:
+                by_frame.setdefault(envelope["frame_id"], set()).add(kind)
+    both = [f for f, kinds in by_frame.items() if "dynamo_output_graph" in kinds and len(kinds) > 1]
+    assert len(both) == 2
+    scanned: list[int] = []
+    aot_calls = graph_calls.aot_calls
+    monkeypatch.setattr(graph_calls, "aot_calls", lambda text: scanned.append(1) or aot_calls(text))
+    with read_trace(log) as trace:
+        found = analyze(trace)
+        # (the report found both ops: the scan ran, and its one result served every step)
+        assert [op.op for op in found.insights.op_mutations.ops] == ["mylib::scale", "mylib::clamp_np"]
+    assert len(scanned) == len(both)

@@ -321,6 +321,9 @@ class Trace:
     # Whether this process read `source` (not saved): a trace loaded from a saved analysis only names a path, which
     # an untrusted file can point anywhere, so its report never copies that file as raw.log.
     read_from_source: bool = field(default=False, compare=False, repr=False)
+    # What an analysis found in this trace that several steps of one report ask for, found once (not saved): a name ->
+    # its value (op_mutations.graph_calls.found_calls: the files ingest reads for the analysis, then the analysis)
+    found_once: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def payload_text(self, ref: PayloadRef | None) -> str:
         return "" if ref is None else self.store.get(ref)

@@ -85,8 +85,20 @@ def kernel_launches(aot_text: str) -> dict[tuple[str, int], set[str]]:
     return found
 
 
+FOUND_CALLS = "op_mutations.found_calls"  # found_calls' key in Trace.found_once
+
+
 def found_calls(trace: Trace) -> FoundCalls:
-    """The custom ops' calls the compiles' graphs hold."""
+    """The custom ops' calls the compiles' graphs hold: the graphs scanned once per trace (Trace.found_once), however
+    many steps of a report ask (files_wanted, package_markers, modules_wanted, op_mutations: four scans a report were
+    four times the work). Its callers only read it."""
+    found = trace.found_once.get(FOUND_CALLS)
+    if not isinstance(found, FoundCalls):
+        found = trace.found_once[FOUND_CALLS] = _scan_graphs(trace)
+    return found
+
+
+def _scan_graphs(trace: Trace) -> FoundCalls:
     # op -> [(call, the compile's AOT graph text)]; ops the log shows AOTAutograd wrapped as mutating
     calls: dict[str, list[OpCall]] = {}
     functional: dict[str, bool] = {}  # op -> every AOT graph that has it calls it plainly
