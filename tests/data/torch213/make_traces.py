@@ -266,6 +266,8 @@ SCENARIOS = [
     Scenario("custom_op_define_mutation", "custom_op_define_mutation.py", gzip=True, env=RUN_ENV, keep_output=True),
     Scenario("custom_op_define_mutation_fixed", "custom_op_define_mutation.py", gzip=True,
              env={**RUN_ENV, "LIBOP_VARIANT": "fixed"}, keep_output=True),
+    # The mistake with ops called as an overload (torch.ops.mylib.shift.into), beside an overload that declares its write
+    Scenario("custom_op_overload_mutation", "custom_op_overload_mutation.py", gzip=True, env=RUN_ENV, keep_output=True),
     # The mistake of custom_op_mutation in a program laid out as a package: the compiled function in pkg/model.py
     # imports its op from pkg/ops.py absolutely (`from pkg.ops import scale`), found from the script's folder.
     Scenario("op_in_package", "op_in_package/main.py", gzip=True, keep_output=True),

@@ -35,7 +35,10 @@ buf) -> Tensor")`, or `torch.library.define("mylib::scale", ...)`), and a functi
 not a Meta kernel) are read the same way: the schema is the declaration (an argument without `!` in its alias
 annotation, `Tensor(a!) buf`, is declared read only), and its Tensor arguments are the ones the body is searched for
 writes into. A user calls such an op as `torch.ops.mylib.scale(x, buf)`: Dynamo's graph names the packet
-(`mylib.scale`), AOTAutograd's the overload (`mylib.scale.default`). Where a definition declares no write but the log
+(`mylib.scale`), AOTAutograd's the overload (`mylib.scale.default`). An overload other than the default, defined by its
+own schema (`lib.define("scale.out(Tensor x, *, Tensor(a!) out) -> ()")`, `impl(lib, "scale.out")`) and called so
+(`torch.ops.mylib.scale.out(x, out=buf)`: both graphs name `mylib.scale.out`), is an op of its own, "mylib::scale.out".
+Where a definition declares no write but the log
 shows AOTAutograd wrapping the op (each branch of an `if` defining it), that definition is not the one that ran.
 
 Ops defined with `torch.library.triton_op` declare mutates_args as custom_op does, but their body only launches Triton

@@ -69,7 +69,8 @@ def library_definitions(tree: ast.Module, text: str) -> list[tuple[str, ast.expr
     `lib.define("scale_into(Tensor x, Tensor buf) -> Tensor")` on `lib = torch.library.Library("mylib", "DEF")` (or
     "FRAGMENT"), `torch.library.define("mylib::scale_into", "(Tensor x, Tensor buf) -> Tensor")`. A schema that is no
     string literal (an f-string, a name) is kept as written: the log then tells how torch took it. An overload
-    (`scale_into.out(...)`) is not read: the log names its calls by the op's name alone."""
+    (`lib.define("scale.out(...)")`, `torch.library.define("mylib::scale.out", ...)`) is the op "mylib::scale.out",
+    as the log's graphs name its calls (`mylib.scale.out`: graph_calls._op_name)."""
     libraries = _libraries(tree)
     found: list[tuple[str, ast.expr, int]] = []
     for node in ast.walk(tree):
@@ -79,13 +80,30 @@ def library_definitions(tree: ast.Module, text: str) -> list[tuple[str, ast.expr
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in libraries:
             schema = node.args[0]
             literal = _string(schema)
-            name = literal.split("(", 1)[0].strip() if literal is not None else _schema_name(schema)
-            if name and "." not in name:
+            name = overload_name(literal.split("(", 1)[0].strip() if literal is not None else _schema_name(schema))
+            if name:
                 found.append((f"{libraries[func.value.id]}::{name}", schema, node.lineno))
-        elif len(node.args) > 1 and (qualified := _string(node.args[0])) and "::" in qualified \
-                and "." not in qualified:
+        elif len(node.args) > 1 and (qualified := _qualified(_string(node.args[0]))):
             found.append((qualified, node.args[1], node.lineno))
     return found
+
+
+_OVERLOAD_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?")
+
+
+def overload_name(name: str | None) -> str | None:
+    """An op's name as a definition or registration writes it, "scale" or an overload's "scale.out" (the default
+    overload's "scale.default" is "scale", as the log's graphs name it: graph_calls._op_name); None where it is no
+    such name."""
+    if name is None or _OVERLOAD_NAME.fullmatch(name) is None:
+        return None
+    return name[:-len(".default")] if name.endswith(".default") else name
+
+
+def _qualified(name: str | None) -> str | None:
+    """"mylib::scale.out" of a qualified name (`"mylib::scale.out"`, `"mylib::scale"`); None where it is none."""
+    namespace, _, op = (name or "").partition("::")
+    return f"{namespace}::{op}" if namespace.isidentifier() and (op := overload_name(op) or "") else None
 
 
 def _schema_name(schema: ast.expr) -> str | None:
@@ -116,14 +134,9 @@ def library_impls(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.Asy
     def op_of(call: ast.Call, skip_library: bool) -> str | None:
         args = list(call.args)
         if skip_library and args and isinstance(args[0], ast.Name) and args[0].id in libraries:
-            namespace, name = libraries[args[0].id], _string(args[1] if len(args) > 1 else None)
-            return f"{namespace}::{name}" if name and "::" not in name and "." not in name else None
-        name = _string(args[0] if args else None)
-        if name is None or "." in name:
-            return None
-        if "::" in name:
-            return name
-        return None
+            namespace, name = libraries[args[0].id], overload_name(_string(args[1] if len(args) > 1 else None))
+            return f"{namespace}::{name}" if name else None
+        return _qualified(_string(args[0] if args else None))
 
     def for_meta(call: ast.Call, at: int) -> bool:
         key = next((k.value for k in call.keywords if k.arg in ("dispatch_key", "types", "device_types")),
@@ -142,10 +155,11 @@ def library_impls(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.Asy
                         found.append((op, node))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "impl" \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in libraries and len(node.args) > 1 \
-                and isinstance(node.args[1], ast.Name) and (name := _string(node.args[0])) and "." not in name \
-                and not for_meta(node, 2):
-            op = name if "::" in name else f"{libraries[node.func.value.id]}::{name}"
-            found.append((op, node.args[1].id))
+                and isinstance(node.args[1], ast.Name) and (name := _string(node.args[0])) and not for_meta(node, 2):
+            op = _qualified(name) if "::" in name else (
+                f"{libraries[node.func.value.id]}::{plain}" if (plain := overload_name(name)) else None)
+            if op is not None:
+                found.append((op, node.args[1].id))
     return found
 
 

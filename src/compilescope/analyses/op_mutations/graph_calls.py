@@ -26,11 +26,14 @@ TORCH_NAMESPACES = frozenset(("aten", "prims", "prim", "higher_order", "inductor
 
 def _op_name(graph_op: str) -> str | None:
     """"mylib::scale" of the graph's `mylib.scale.default` (or of the packet `mylib.scale`, called as the user wrote
-    `torch.ops.mylib.scale(x)`); None for torch's own ops."""
+    `torch.ops.mylib.scale(x)`); "mylib::scale.out" of an overload's `mylib.scale.out` (Dynamo's graph and
+    AOTAutograd's both name it so), as torch names it and its own schema defines it (`lib.define("scale.out(...)")`):
+    an op of its own, its writes declared by its own schema; None for torch's own ops."""
     parts = graph_op.split(".")
     if len(parts) not in (2, 3) or parts[0] in TORCH_NAMESPACES:
         return None
-    return f"{parts[0]}::{parts[1]}"
+    overload = f".{parts[2]}" if len(parts) == 3 and parts[2] != "default" else ""
+    return f"{parts[0]}::{parts[1]}{overload}"
 
 
 # An op named in an AOT graph: `torch.ops.mylib.scale.default(`; wrapped where `auto_functionalized(` (torch's
@@ -42,15 +45,18 @@ _WRAPPERS = ("auto_functionalized(", "auto_functionalized_v2(")
 def aot_calls(text: str) -> tuple[set[str], set[str]]:
     """The ops an AOT graph's text calls ("mylib.scale.default", and its packet "mylib.scale": Dynamo's graph names the
     packet where the user called it), and those it wraps in auto_functionalized: read once per compile, looked up per
-    call site (a search of the whole text per site was quadratic in a graph of many)."""
+    call site (a search of the whole text per site was quadratic in a graph of many). A packet is called where any of
+    its overloads is (a packet's call may resolve to one: never taken for dropped), wrapped only where its default
+    overload is (custom_op_overload_mutation: `mylib.scale.out` wrapped, the packet's call `mylib.scale` run as
+    `mylib.scale.default`, plainly)."""
     called: set[str] = set()
     wrapped: set[str] = set()
     for match in _AOT_OP.finditer(text):
         op = match["op"].rstrip(".")
-        names = (op, op.rsplit(".", 1)[0]) if op.count(".") == 2 else (op,)
-        called.update(names)
+        packet = op.rsplit(".", 1)[0] if op.count(".") == 2 else None
+        called.update((op, packet) if packet else (op,))
         if text.endswith(_WRAPPERS, max(0, match.start() - 24), match.start()):
-            wrapped.update(names)
+            wrapped.update((op, packet) if packet and op.endswith(".default") else (op,))
     return called, wrapped
 
 
