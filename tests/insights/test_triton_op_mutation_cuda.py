@@ -138,3 +138,56 @@ def test_without_the_source_the_unused_call_is_not_called_dropped(tmp_path):
     found = op_mutations_here(read_trace(cuda211_moved(LOG, tmp_path, programs=empty)))
     assert found.unread == [UnreadSource("mylib::scale_tr", f"{empty.as_posix()}/triton_op_mutation.py", NOT_READABLE)]
     assert found.dropped == [] and found.ops == [] and found.functionalized == []
+
+
+def _mixed(tmp_path: Path) -> Path:
+    """The log with x_ptr taken out of tensors_to_clone in [1/0]'s records only (frame 1: its AOT graph and the
+    artifacts quoting it), [0/0]'s left as recorded: no real log has a triton_op whose calls torch handled in one
+    compile and not in another, so the recorded one is edited so, minimally."""
+    moved = cuda211_moved(LOG, tmp_path)
+    lines = gzip.open(moved, "rt").read().split("\n")
+    frame, edited = None, 0
+    for i, line in enumerate(lines):
+        if not line.startswith("\t") and '"frame_id": ' in line:
+            frame = int(line.split('"frame_id": ', 1)[1].split(",", 1)[0].split("}", 1)[0])
+        if frame == 1 and "tensors_to_clone = ['x_ptr', 'out_ptr']" in line:
+            lines[i] = line.replace("tensors_to_clone = ['x_ptr', 'out_ptr']", "tensors_to_clone = ['out_ptr']")
+            edited += 1
+    assert edited == 8  # (of the 16: the other 8 are [0/0]'s)
+    with gzip.open(moved, "wt") as f:
+        f.write("\n".join(lines))
+    return moved
+
+
+def test_an_op_torch_handled_at_some_calls_only_is_the_undeclared_write_once(tmp_path, capsys):
+    """[0/0]'s launch lists x_ptr in tensors_to_clone, [1/0]'s does not: the op is one statement, the undeclared
+    write (what [1/0] may lose), saying torch found the store in 1 of its 2 calls; not also functionalized. The page,
+    the summary, --json and check all say so."""
+    log = _mixed(tmp_path)
+    found = op_mutations_here(read_trace(log))
+    assert found.functionalized == []
+    (op,) = found.ops
+    assert [(c.compile_id, c.location.line, c.store_found) for c in op.calls] == [
+        ("[0/0]", _line("scaled = scale_tr(x, 2.0)"), True), ("[1/0]", _line("    scale_tr(x, 2.0)"), False)]
+    assert (op.cloned, op.store_found_calls) == ([], 1)
+    assert op.title == ("mylib::scale_tr writes into x from its Triton kernel, which its mutates_args=() does not "
+                        "declare; torch.compile found the write in 1 of its 2 calls only")
+    assert op.why.startswith("AOTAutograd found the kernel's store into x itself in 1 of the 2 calls ([0/0]: ")
+    assert "the graphs of [1/0] show no such store" in op.why
+    assert main(["summary", "--json", str(log)]) == 0
+    doc = json.loads(capsys.readouterr().out)["custom_op_mutations"]
+    assert doc["functionalized"] == []
+    assert [(op["op"], [c["store_found"] for c in op["calls"]]) for op in doc["ops"]] == [
+        ("mylib::scale_tr", [True, False])]
+    assert main(["summary", str(log)]) == 0
+    said = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "Results that differ from eager (1 custom op)" in said
+    assert "(torch found the store here: tensors_to_clone)" in said
+    assert "torch.compile found the write itself" not in said  # (the functionalized title: not told too)
+    report(log, tmp_path / "report")
+    page = html.unescape((tmp_path / "report" / "index.html").read_text())
+    # (under the results that differ, [0/0]'s call marked; not the functionalized op's INFO title too)
+    assert op.title in page and TITLE not in page
+    assert "torch found the store here (tensors_to_clone)" in page
+    capsys.readouterr()
+    assert main(["check", str(log), "--no-custom-op-mutations"]) == 1

@@ -119,6 +119,12 @@ FOUND = ("AOTAutograd's graphs of {compiles} launch the kernel as triton_kernel_
          "is kept whole (torch.export, or functorch's decompose_custom_triton_ops off), which takes it for "
          "functional; the torch.library docs ask mutates_args to name each argument the op writes")
 
+# A triton_op some of whose calls' graphs show AOTAutograd found the store and others' not: the undeclared write,
+# told with the calls torch handled (OpCall.store_found), then TRITON_WHY
+PARTLY_FOUND = ("AOTAutograd found the kernel's store into {names} itself in {found} of the {calls} calls ({compiles}: "
+                "the kernel's launch lists its pointer in tensors_to_clone, and that compiled code keeps the write); "
+                "the graphs of {others} show no such store: ")
+
 STALE = ("its mutates_args names {names}, yet AOTAutograd's graph of {compiles} takes it for a functional op (no "
          "auto_functionalized{dropped}): that compiled code was served from the compile cache, compiled before the op "
          "declared its write, and torch's cache ignores mutates_args, so the fix is not in the code that ran")
@@ -151,11 +157,14 @@ class OpCall:
     # Reads of the written argument before the call in Dynamo's graph that the output code runs after it
     moved_reads: list[MovedRead] = field(default_factory=list)
     more_moved_reads: int = 0  # such reads not listed: an op lists MAX_MOVED_READS over its calls
+    # A triton_op's call under whose line AOTAutograd's kernel launch lists the written arguments' pointers in
+    # tensors_to_clone: torch found the kernel's store at this call and keeps it
+    store_found: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "location": self.location.to_json(), "dropped": self.dropped,
                 "cached": self.cached, "moved_reads": [m.to_json() for m in self.moved_reads],
-                "more_moved_reads": self.more_moved_reads}
+                "more_moved_reads": self.more_moved_reads, "store_found": self.store_found}
 
 
 @dataclass
@@ -199,8 +208,10 @@ class UndeclaredMutation:
             return (f"{self.op}'s Triton kernel writes into {args}, which its mutates_args={self.declared} does not "
                     "declare; torch.compile found the write itself")
         if self.form == TRITON_OP:
+            found = self.store_found_calls
+            partly = f"; torch.compile found the write in {found} of its {len(self.calls)} calls only" if found else ""
             return (f"{self.op} writes into {args} from its Triton kernel, which its mutates_args={self.declared} does "
-                    "not declare")
+                    f"not declare{partly}")
         if self.declared_literal:
             return f"{self.op} writes into {args}, which its mutates_args={self.declared} does not declare"
         # (a name: what it holds, where the source says; the log says torch's compile took it as naming none of args)
@@ -228,6 +239,12 @@ class UndeclaredMutation:
             return literal_names(ast.parse(self.declared, mode="eval").body) is not None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
+
+    @property
+    def store_found_calls(self) -> int:
+        """A triton_op's calls whose launch shows AOTAutograd found the kernel's store (OpCall.store_found): in ops,
+        some of them and not all (all: OpMutations.functionalized)."""
+        return sum(c.store_found for c in self.calls)
 
     @property
     def cached_ids(self) -> str:
@@ -263,6 +280,11 @@ class UndeclaredMutation:
         if self.stale:
             return STALE.format(names=names, compiles=self.cached_ids,
                                 dropped="; the unused call left out" if self.dropped else "")
+        if self.form == TRITON_OP and self.store_found_calls and not self.cloned:
+            found = list(dict.fromkeys(c.compile_id for c in self.calls if c.store_found))
+            others = list(dict.fromkeys(c.compile_id for c in self.calls if not c.store_found))
+            return PARTLY_FOUND.format(found=self.store_found_calls, calls=len(self.calls), compiles=", ".join(found),
+                                       others=", ".join(others), names=names) + TRITON_WHY
         if self.form == TRITON_OP:
             return TRITON_WHY
         return WHY.format(names=names) + self._cached
@@ -289,6 +311,10 @@ class UndeclaredMutation:
         if call.dropped:
             return (f"calls {self.op}, whose result is unused: the compiled code leaves the call out, and its write into "
                     f"{args} with it")
+        if call.store_found:
+            return (f"calls {self.op}: AOTAutograd's graph launches its kernel here with the pointer of {args} in "
+                    f"tensors_to_clone, so torch found the store at this call and keeps it"
+                    f"{'' if self.cloned else f'; not at every call of it: {self.assumed}'}")
         if self.stale or (call.cached and not self.declared_literal):
             return f"calls {self.op} as a functional op: {self.why if call.moved_reads else self.assumed}"
         return f"calls {self.op}, which writes into {args} undeclared: {self.why if call.moved_reads else self.assumed}"

@@ -77,16 +77,18 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
                       for line in dict.fromkeys(line for _, line in written)]
             if source.form == TRITON_OP:
                 # A call under whose line AOTAutograd's kernel launches list each written argument's pointer in
-                # tensors_to_clone: torch found the store itself and keeps it, whatever mutates_args says
+                # tensors_to_clone: torch found the store itself and keeps it, whatever mutates_args says. One
+                # statement an op: functionalized where every call shows it; else the undeclared write, its calls
+                # that show it marked (OpCall.store_found), never both
                 pointers = [set(source.pointers.get(a, ())) for a in arguments]
                 found = [bool(pointers) and all(p & s for p in pointers) for s in stored]
-                if any(found):
-                    cloned = sorted({name for p in pointers for s, f in zip(stored, found) if f for name in p & s})
+                told = [OpCall(c.compile_id, c.location, c.dropped, c.cached, store_found=f)
+                        for c, f in zip(told, found)]
+                if told and all(found):
+                    cloned = sorted({name for p in pointers for s in stored for name in p & s})
                     out.functionalized.append(UndeclaredMutation(
                         op, source.function, arguments, source.declared_text or "(none)", defined_at, writes,
-                        [c for c, f in zip(told, found) if f], False, source.declared_value, source.form, cloned))
-                told = [c for c, f in zip(told, found) if not f]
-                if not told:
+                        told, False, source.declared_value, source.form, cloned))
                     continue
             out.ops.append(UndeclaredMutation(
                 op, source.function, arguments, source.declared_text or "(none)", defined_at, writes, told, stale,
