@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import html
 import json
+import re
 from pathlib import Path
 
 from compilescope.analyses.insights import INFO
@@ -191,3 +192,28 @@ def test_an_op_torch_handled_at_some_calls_only_is_the_undeclared_write_once(tmp
     assert "torch found the store here (tensors_to_clone)" in page
     capsys.readouterr()
     assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
+
+
+def test_the_source_page_marks_the_calls_and_the_launch_of_the_op_torch_handled(tmp_path):
+    """torch found the store at both calls (the launch under each calling line lists x_ptr in tensors_to_clone, as
+    test_the_logs_show_aotautograd_launching_the_kernel_with_x_ptr_cloned reads): each calling line and the
+    launch that writes say so, in the user kernels' tone; none says the results differ from eager's."""
+    log = cuda211_moved(LOG, tmp_path)
+    calls = [_line("scaled = scale_tr(x, 2.0)"), _line("    scale_tr(x, 2.0)")]
+    launch = _line("wrap_triton(scale_kernel)[")
+    report(log, tmp_path / "report")
+    (page,) = (tmp_path / "report" / "sources").glob("triton_op_mutation.py_*.html")
+    text = page.read_text()
+    for line in (*calls, launch):
+        row = text.split(f'id="L{line}"', 1)[1].split('class="src-line', 1)[0]
+        assert "store found by torch" in row and "b-kernel" in row and "b-numerics" not in row
+        assert "differs from eager" not in row
+    def said(line: int) -> str:  # (the line's row as read: its tags taken out, the compile ids links)
+        return html.unescape(re.sub(r"<[^>]+>", "", text.split(f'id="L{line}"', 1)[1].split('class="src-line', 1)[0]))
+
+    called = said(calls[1])
+    assert ("mylib::scale_tr in [1/0]: this line calls mylib::scale_tr: AOTAutograd's graph launches its kernel here "
+            "with the pointer of x in tensors_to_clone, so torch found the store at this call and keeps it") in called
+    wrote = said(launch)
+    assert "writes into x, which mylib::scale_tr's mutates_args does not declare: AOTAutograd's graphs of [0/0], " \
+           "[1/0] launch the kernel as triton_kernel_wrapper_functional with x_ptr in tensors_to_clone" in wrote

@@ -267,6 +267,10 @@ class LineNotes:
     # {"recompile", "kind" ("hook": registered after compiling; "training": a mode switched; "requires_grad": a
     # parameter's set), "text"}
     state_changes: list[dict[str, Any]] = field(default_factory=list)
+    # A triton_op's write its mutates_args does not declare, which torch.compile found itself at every call
+    # (op_mutations' OpMutations.functionalized: advice, no result differs), on its call lines and the lines that
+    # write: {"op", "compile_ids", "why", "badge"}
+    found_stores: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def checkpoint_calls(self) -> int:
@@ -448,7 +452,7 @@ class LineNotes:
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
             "calls": self.calls, "failures": self.failures, "crashes": self.crashes, "checkpoint": self.checkpoint,
             "numerics": self.numerics, "ran_eagerly": self.ran_eagerly, "autotune": self.autotune, "aoti": self.aoti,
-            "user_kernels": self.user_kernels, "state_changes": self.state_changes,
+            "user_kernels": self.user_kernels, "state_changes": self.state_changes, "found_stores": self.found_stores,
         }.items() if v}
 
     @property
@@ -1301,7 +1305,8 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
                 quotes.add(where.filename, where.line, where.code)
                 n.numerics.append({"kind": kind, "compile_ids": differing.compile_ids, "ops": differing.ops,
                                    "why": differing.why})
-    for op in (mutations if mutations is not None else op_mutations(trace, files)).ops:
+    mutations = mutations if mutations is not None else op_mutations(trace, files)
+    for op in mutations.ops:
         args = " and ".join(op.arguments)
         # (each with its badge: what the line does, not only that results differ)
         marks = [(w, op.compile_ids, op.write_note, f"writes {args}, undeclared") for w in op.writes]
@@ -1315,6 +1320,14 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
                 quotes.add(where.filename, where.line, where.code)
                 n.numerics.append({"kind": "mutation", "compile_ids": compile_ids, "ops": [op.op], "why": why,
                                    "badge": badge})
+    for op in mutations.functionalized:  # (torch found the store: advice, told in the INFO tone)
+        stores = [(w, op.compile_ids, op.write_note, "store found by torch") for w in op.writes]
+        stores += [(c.location, [c.compile_id], op.call_note(c), "store found by torch") for c in op.calls]
+        for where, compile_ids, why, badge in stores:
+            n = at(where.filename, where.line)
+            if n is not None:
+                quotes.add(where.filename, where.line, where.code)
+                n.found_stores.append({"op": op.op, "compile_ids": compile_ids, "why": why, "badge": badge})
     for package in aoti.packages if aoti is not None else ():
         n = at(package.call.filename, package.call.line) if package.call is not None else None
         if package.call is not None and n is not None:

@@ -313,8 +313,9 @@ class UndeclaredMutation:
                     f"{args} with it")
         if call.store_found:
             return (f"calls {self.op}: AOTAutograd's graph launches its kernel here with the pointer of {args} in "
-                    f"tensors_to_clone, so torch found the store at this call and keeps it"
-                    f"{'' if self.cloned else f'; not at every call of it: {self.assumed}'}")
+                    f"tensors_to_clone, so torch found the store at this call and keeps it: "
+                    + ("no result differs for it; mutates_args should still name it for torch.export and the op "
+                       "kept whole" if self.cloned else f"not at every call of it: {self.assumed}"))
         if self.stale or (call.cached and not self.declared_literal):
             return f"calls {self.op} as a functional op: {self.why if call.moved_reads else self.assumed}"
         return f"calls {self.op}, which writes into {args} undeclared: {self.why if call.moved_reads else self.assumed}"

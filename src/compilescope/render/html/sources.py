@@ -191,6 +191,9 @@ def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterat
         yield (f'<li class="n-numerics">differs from eager in {_cids(differs["compile_ids"], dirs)}: this line '
                f'{html_text(differs["why"])}; ops <code>{html_text(", ".join(differs["ops"]))}</code></li>')
     yield from _user_kernels_html(notes, dirs)
+    for found in notes.found_stores:
+        yield (f'<li class="n-user-kernel">{html_text(found["op"])} in {_cids(found["compile_ids"], dirs)}: this line '
+               f'{html_text(found["why"])}</li>')
     for c in notes.checkpoint:
         yield (f'<li class="n-checkpoint">activation checkpointing in {_cid(c["compile_id"], dirs)}: '
                + (f'{count(c["calls"], "checkpoint call")} captured here (the graph runs them as '
@@ -462,6 +465,10 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
                    f'{html_text("; ".join(d["why"] for d in notes.numerics))}">'
                    f'{html_text("; ".join(dict.fromkeys(d.get("badge") or "differs from eager" for d in notes.numerics)))}'
                    '</span>')
+    if notes.found_stores:
+        out.append('<span class="b b-kernel" title="a triton_op\'s write its mutates_args does not declare, which '
+                   f'torch.compile found itself: {html_text("; ".join(d["why"] for d in notes.found_stores))}">'
+                   f'{html_text("; ".join(dict.fromkeys(d["badge"] for d in notes.found_stores)))}</span>')
     if notes.user_kernels:
         out.append('<span class="b b-kernel" title="your own @triton.jit kernel: defined or launched here, compiled into '
                    'the graphs as you wrote it">your Triton kernel</span>')
