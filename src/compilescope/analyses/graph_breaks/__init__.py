@@ -13,14 +13,14 @@ import weakref
 from dataclasses import field
 from typing import Any
 
-from ..lazy_regex import lazy_compile
-from ..wording import and_list, count
-from ..model.ids import compilation_key
-from ..model.trace import Compile, Trace
-from .compiled_frames import compiled_frame, compiled_location
-from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
-                      last_code_frame, last_user_frame, last_user_stack_frame, section, traceback_frames)
-from ..model.records import dataclass
+from ...lazy_regex import lazy_compile
+from ...wording import and_list, count
+from ...model.ids import compilation_key
+from ...model.trace import Compile, Trace
+from ..compiled_frames import compiled_frame, compiled_location
+from ..userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
+                       last_code_frame, last_user_frame, last_user_stack_frame, section, traceback_frames)
+from ...model.records import dataclass
 
 ARTIFACT = "dynamo_graph_break_reason"
 BREAK_HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
