@@ -33,7 +33,8 @@ LAZY_FOR_A_SMALL_LOG = (
     # (not fx_sites.FX_SOURCE_COMMENT: the one `# File:` pattern, which fx_node_sites reads every graph dump with)
     "compilescope.analyses.provenance._FRAME",
     "compilescope.analyses.provenance._OP", "compilescope.analyses.provenance._KERNEL_OPS",
-    "compilescope.analyses.graph_breaks.BREAK_HEADER", "compilescope.analyses.graph_breaks._DOCS",
+    "compilescope.analyses.graph_breaks.reason_text.BREAK_HEADER",
+    "compilescope.analyses.graph_breaks.reason_text._DOCS",
     "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",
     "compilescope.analyses.installed_guards.GUARD_LINE", "compilescope.analyses.installed_guards._TYPE",
     "compilescope.analyses.insights._TENSOR_NAME",
@@ -76,7 +77,8 @@ def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
 # by lr_scheduler.py, torch's own graph_break()) are restarts whose reasons name no torch.amp function (no
 # MOD_SKIPLIST in the log) and are no restart of Dynamo's own (no "RestartAnalysis'>"), and its one warning (the
 # profiler's record function) is no fail_on_recompile refusal (no "Detected recompile"): their patterns stay uncompiled.
-PRECHECKED = ("compilescope.analyses.graph_breaks._AMP_SKIPPED", "compilescope.analyses.graph_breaks._INTERNAL_RESTART",
+PRECHECKED = ("compilescope.analyses.graph_breaks._AMP_SKIPPED",
+              "compilescope.analyses.graph_breaks.reason_text._INTERNAL_RESTART",
               "compilescope.analyses.torch_warnings._REFUSAL")
 
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from compilescope.analyses.diff.printed_graphs import graph_nodes
-from compilescope.analyses.graph_breaks import graph_breaks
+from compilescope.analyses.graph_breaks.analysis import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.recompiles.analysis import recompiles

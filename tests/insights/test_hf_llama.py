@@ -6,7 +6,7 @@ import gzip
 import json
 
 from compilescope.analyses.failures import failures_and_restarts
-from compilescope.analyses.graph_breaks import graph_breaks
+from compilescope.analyses.graph_breaks.analysis import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 

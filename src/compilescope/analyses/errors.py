@@ -20,11 +20,12 @@ from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
-from .graph_breaks import ARTIFACT as BREAK_ARTIFACT
-from .graph_breaks import (FSDP2_FILE, IN_LOOP, CompiledCallee, CompileIndex, RanBefore, compile_index,
-                           dispatch_compiled_alone, fsdp_note, ran_before, skipped_frame, skipped_name, skipped_text,
-                           skipped_with, untraced_subclass)
-from .graph_breaks import parse_reason as parse_break_reason
+from .graph_breaks import (CompiledCallee, CompileIndex, RanBefore, compile_index, fsdp_note, ran_before, skipped_name,
+                           skipped_text)
+from .graph_breaks.reason_text import ARTIFACT as BREAK_ARTIFACT
+from .graph_breaks.reason_text import FSDP2_FILE, IN_LOOP, skipped_frame, skipped_with
+from .graph_breaks.reason_text import parse_reason as parse_break_reason
+from .graph_breaks.subclasses import dispatch_compiled_alone, untraced_subclass
 from .torch_warnings import backward_error, forward_call
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)

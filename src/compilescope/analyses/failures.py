@@ -7,7 +7,8 @@ from typing import Any, Mapping
 from ..model.ids import CompileId, compilation_key
 from ..model.trace import Trace
 from .errors import CompileErrors, CompilerDiagnostic, metrics_number
-from .graph_breaks import GraphBreaks, internal_restart
+from .graph_breaks import GraphBreaks
+from .graph_breaks.reason_text import internal_restart
 from ..wording import format_seconds
 from ..model.records import dataclass
 

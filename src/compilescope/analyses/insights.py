@@ -32,7 +32,8 @@ from .dynamic_shapes import (FLOAT_SYMBOL, DynamicShapes, Specialization, dynami
 from .environment import Environment, TorchTestSetting, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
-from .graph_breaks import DDP_ADVICE, FSDP2_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks, skipped_cause, skipped_title
+from .graph_breaks import DDP_ADVICE, FSDP2_ADVICE, GraphBreak, GraphBreaks, function_label, skipped_cause, skipped_title
+from .graph_breaks.analysis import graph_breaks
 from .recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles
 from .recompiles.backward_and_resets import BACKWARD_LABEL_HELP
 from .recompiles.analysis import recompiles

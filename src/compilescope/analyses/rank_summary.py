@@ -28,7 +28,7 @@ from .environment import environment
 from .empty_graphs import empty_graphs, made_no_graph
 from .status import BREAK, ERROR, RESTARTED, counts_text, failed_compiles
 from .torch_warnings import torch_warnings
-from .graph_breaks import graph_breaks
+from .graph_breaks.analysis import graph_breaks
 from .recompiles.analysis import recompiles
 from .unread import unread
 from ..model.records import dataclass
@@ -150,7 +150,7 @@ class RankSummary:
     # Compile ids (attempts) that succeeded after a restart: not graph breaks, see graph_breaks. No page shows it;
     # kept because the JSON schema documents it (ranks[].breaks, docs/summary-schema.md).
     breaks: int = 0
-    # Graph breaks as the rank's own report counts them (analyses/graph_breaks.py): distinct by reason and line, and
+    # Graph breaks as the rank's own report counts them (analyses/graph_breaks/): distinct by reason and line, and
     # every break event. What the rank table shows: a restarted attempt and its retry are one break, not two.
     graph_breaks: int = 0
     graph_breaks_total: int = 0

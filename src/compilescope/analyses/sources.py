@@ -42,8 +42,9 @@ from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .crash import Crashes
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, metrics_number
-from .graph_breaks import (ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, EXPLICIT_BREAK, GraphBreaks, graph_breaks,
-                           parse_reason, resume_of)
+from .graph_breaks import EXPLICIT_BREAK, GraphBreaks, resume_of
+from .graph_breaks.analysis import graph_breaks
+from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, parse_reason
 from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
 from .installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .numerics import Numerics, numerics

@@ -20,7 +20,8 @@ from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
-from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, resume_of
+from .graph_breaks import resume_of
+from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER
 from .userloc import CARETS, TRACEBACK_FRAME, section
 
 # L['___stack0'] and what follows it (".size()[0]" for a tensor's size); a guard's text may name it bare (___stack0).

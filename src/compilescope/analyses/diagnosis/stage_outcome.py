@@ -11,7 +11,7 @@ from ...model.trace import Trace
 from ..crash import GeneratedLine, generated_line, output_code_files, parse_crash, unrecorded_crash
 from ..errors import RECOMPILE_LIMIT, CompileError, compile_errors, testing_hooks
 from ..export import export_report
-from ..graph_breaks import graph_breaks
+from ..graph_breaks.analysis import graph_breaks
 from ..numerics import numerics
 from ..op_mutations.analysis import op_mutations
 from ..provenance import analyze_provenance

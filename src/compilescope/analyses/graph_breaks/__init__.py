@@ -3,13 +3,29 @@
 torch >= 2.6 logs every break as an `artifact` named `dynamo_graph_break_reason`
 (reason, explanation, hints, user traceback). Older logs only have the
 `restart_reasons` of `compilation_metrics`; those are used when no artifact exists.
+
+This module holds what the analysis finds, the classes its results are saved as (a saved result names a class by its
+module: model/codec.type_name): GraphBreak with what it says in place of torch's hints, GraphBreaks, TransformCall,
+CompiledCallee, CompiledSplit, and RanBefore with the CompileIndex it is read from (compile_index and ran_before, which
+make _Piece, a class no other module may import); the wording their methods use (a skipped frame's: skipped_text;
+FSDP2's: fsdp_note); and the names every part of compilescope reads a resume function by (resume_of, function_label).
+It imports none of its modules, which import it:
+  analysis.py         graph_breaks(trace), the analysis: each compile's breaks read, deduplicated by reason and line,
+                      and what one break says of the others (a break in torch.func's own code, GradScaler's calls,
+                      `.backward()`)
+  reason_text.py      torch's text of one break: its reason, explanation and hints (parse_reason), where it is,
+                      whether it is in DDP's forward, FSDP2's hooks or a torch.func transform, the frame Dynamo
+                      skipped after it (and the `with` block it is in); Dynamo's own restarts, which are no break
+  subclasses.py       tensor subclasses Dynamo could not trace: the classes a guard types as tensors, what to do, the
+                      __torch_dispatch__ frames compiled on their own after a skip
+  compiled_around.py  what Dynamo compiled around the breaks: the frames a break's call ran, the line a higher-order
+                      op's call resumed at, what the breaks split the compiled code into
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-import weakref
 from dataclasses import field
 from typing import Any
 
@@ -17,23 +33,9 @@ from ...lazy_regex import lazy_compile
 from ...wording import and_list, count
 from ...model.ids import compilation_key
 from ...model.trace import Compile, Trace
-from ..compiled_frames import compiled_frame, compiled_location
-from ..userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
-                       last_code_frame, last_user_frame, last_user_stack_frame, section, traceback_frames)
+from ..userloc import UserLocation, is_torch_file
 from ...model.records import dataclass
 
-ARTIFACT = "dynamo_graph_break_reason"
-BREAK_HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
-_CONTEXT = "Encountered graph break when attempting to trace"
-# "Encountered graph break that we cannot resume from. ... Graph break encountered:" (torch 2.11) and "Failed to
-# handle graph break gracefully. ... Graph break encountered:" (2.14) end their line before the reason.
-_WRAPPED = "Graph break encountered:"
-_DOCS = lazy_compile(r"please visit: (\S+)")
-_SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
-# A break inside the function a higher-order op calls (torch 2.13 adds the line under the reason): "Higher Order
-# Operator: torch.utils.checkpoint.checkpoint". Dynamo captures such a call whole or not at all: the whole call ran
-# eagerly (checkpoint is torch._disable_dynamo, so nothing under it was compiled either).
-_HIGHER_ORDER_OP = lazy_compile(r"^[ \t]*Higher Order Operator: (?P<op>\S{1,300})[ \t]*$", re.M)
 # The reason torch gives for a call of torch._dynamo.graph_break(): in torch's own files it is a break torch makes on
 # purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
@@ -66,8 +68,6 @@ _DISABLED = lazy_compile(r"Skip (?:calling|inlining) function `?<(?:function|bou
 # torch.compile(DistributedDataParallel(model)): Dynamo stops in DDP's own forward (torch/nn/parallel/distributed.py:
 # its logger, and _inside_ddp_forward, which torch marks skipped), not in the user's code. What to do is the known way
 # to compile a model under DDP, not torch's hints (which ask to remove a call from DDP's file).
-DDP_FILE = lazy_compile(r"(^|[/\\])torch[/\\]nn[/\\]parallel[/\\]distributed\.py$")
-_DYNAMO_FILE = lazy_compile(r"(^|[/\\])torch[/\\]_dynamo[/\\]")
 DDP_ADVICE = ("compile the model DDP wraps, DDP(torch.compile(model)), instead of DDP itself; or compile through DDP with "
               "compiled DDP: torch._dynamo.config.optimize_ddp = \"python_reducer\" with compiled autograd")
 DDP_NOTE = f"Dynamo broke the graph in DistributedDataParallel's forward, not in your code: {DDP_ADVICE}."
@@ -75,111 +75,14 @@ DDP_NOTE = f"Dynamo broke the graph in DistributedDataParallel's forward, not in
 # _fsdp_common.py: _dynamo_disable, reason "skipping FSDP hooks"): a compiled function that calls a sharded module
 # breaks the graph at that module's pre-forward hook, which runs eagerly with its all-gather (and its backward hooks
 # with their reduce-scatters). torch's hint then is to avoid calling `disable`, a call in FSDP's file.
-FSDP2_FILE = lazy_compile(r"(^|[/\\])torch[/\\]distributed[/\\]fsdp[/\\]_fully_shard[/\\]")
 FSDP2_ADVICE = ("compile each module you shard on its own, before sharding it, instead of the model that calls it: "
                 "torch.compile(submodule) first, then fully_shard() of the compiled module (as torchtitan does), so "
                 "that FSDP's hooks run eagerly between compiled graphs")
-# torch.func's transforms (vmap, grad, jacrev, ...) are torch/_functorch/'s code. Dynamo inlines a transform the user's
-# compiled code calls; a graph break inside it (in the function it transforms, or in the transform's own code) makes
-# Dynamo give the transform's whole call up: it runs eagerly, and the functions it calls are compiled frame by frame.
-_FUNCTORCH_FILE = lazy_compile(r"(^|[/\\])torch[/\\]_functorch[/\\]")
-# The transform as the user's line calls it (`jacrev(energy)(x)`, `torch.func.vmap(...)`): its first such call.
-_TRANSFORM_CALL = lazy_compile(r"(?<![\w.])(?:torch\.func\.|func\.|functorch\.)?"
-                               r"(vmap|grad_and_value|grad|jacrev|jacfwd|hessian|vjp|jvp|linearize)\s*\(")
-# A restart torch gave no reason for is logged as the exception's type (convert_frame: `e.restart_reason or
-# str(type(e))`). These are Dynamo's own restarts, no graph break: it traces the same frame again, whole
-# (TensorifyScalarRestartAnalysis: a Python float it had made dynamic must be specialized after all).
-_INTERNAL_RESTART = lazy_compile(
-    r"^<class '(?:torch\._dynamo\.exc\.)?(?P<kind>TensorifyScalar|Unspecialize|CompileCollective)RestartAnalysis'>$")
-
-
-def internal_restart(reason: str) -> re.Match[str] | None:
-    """The match of a restart reason that is one of Dynamo's own restarts (its group "kind"), else None."""
-    if "RestartAnalysis'>" not in reason:  # (a graph break's reason, nearly every one: no pattern compiled)
-        return None
-    return _INTERNAL_RESTART.match(reason)
-
 # The name Dynamo gives the code after a graph break (torch/_dynamo/resume_execution.py, since torch 2.1):
 # torch_dynamo_resume_in_<co_name>_at_<line>. The co_name is any function's, <lambda> and <genexpr> too; the line is
 # the last `_at_<digits>` (a function may be named f_at_3). Bounded: the name comes from an untrusted log. (Older
 # torch's `__resume_at_<offset>_<n>` is the global a compiled frame calls the resume function by, not its name.)
 _RESUME_NAME = lazy_compile(r"torch_dynamo_resume_in_(.{1,1000}?)_at_(\d{1,9})")
-
-
-# Dynamo could not go on after a graph break ("Failed to handle graph break gracefully. Skipping the function and
-# falling back to eager"; torch/_dynamo/symbolic_convert.py): no exception reached the program, fullgraph or not; the
-# frame it names in "frame skipped: forward (/path/x.py line 43)" ran eagerly, all of it. The break's own text and the
-# failed compile's reason both say so: the graph-breaks section, the errors, check and diff word it alike.
-_SKIPPED_FRAME = lazy_compile(r"frame skipped: (?P<function>\S{1,1000}) \((?P<file>.{1,4000}?) line (?P<line>\d{1,9})\)")
-_SKIPPING = ("Skipping the function and falling back to eager", "Skipping the frame and falling back to eager")
-IN_LOOP = "graph break in loop"  # the second graph break torch 2.13 names when the first is inside a for/while loop
-# A break inside a `with` block whose context manager Dynamo cannot rebuild after a break (a user's
-# @contextlib.contextmanager): torch 2.13 names no frame then ("Skipping the function and falling back to eager" only),
-# but attributes the context manager's exit to the `with` line ("WithExitFunctionVariable() originated from:").
-_WITH_ORIGIN = lazy_compile(r'WithExitFunctionVariable\(\) originated from:\n[ \t]*File "(?P<file>[^"\n]{1,4000})", '
-                            r"line (?P<line>\d{1,9})[^\n]{0,1000}\n(?P<code>[^\n]{0,1000})")
-
-
-def skipped_frame(text: str, compiled: UserLocation | None = None) -> UserLocation | None:
-    """The function Dynamo gave up after a graph break and ran eagerly, where torch's text says it did; else, where the
-    text says only that it skipped one, compiled (the frame the break's compile compiled)."""
-    if not any(words in text for words in _SKIPPING):
-        return None
-    m = _SKIPPED_FRAME.search(text)
-    return UserLocation(m["file"], int(m["line"]), m["function"]) if m else compiled
-
-
-def skipped_with(text: str) -> UserLocation | None:
-    """The `with` line a break Dynamo could not resume from is inside (`with timer(times):`), where torch's text
-    names one; None for any other break."""
-    if not any(words in text for words in _SKIPPING):
-        return None
-    m = _WITH_ORIGIN.search(text)
-    return UserLocation(m["file"], int(m["line"]), code=m["code"].strip()) if m else None
-
-
-# Dynamo met an object it cannot put in the graph as an argument of an op (`x @ self.weight`): torch's debug context
-# names its variable, `UserDefinedObjectVariable(ScaledTensor)`. A tensor subclass Dynamo cannot trace reads so.
-UNTRACED_OBJECT = lazy_compile(r"UserDefinedObjectVariable\((?P<cls>[A-Za-z_]\w{0,200})\)")
-# A guard tree names a class object it checks with its type: a torch.Tensor subclass's is torch._C._TensorMeta.
-_TENSOR_CLASS = "type=<class 'torch._C._TensorMeta'>"
-_GLOBAL_GUARDED = lazy_compile(r"GuardManager: source=G\['(?P<cls>[^'\n]{1,300})'\], ")
-SUBCLASS_STEP = (
-    "{cls} reached the op as a plain Python object (Dynamo's UserDefinedObjectVariable), not a tensor{proof}. Dynamo "
-    "traces a wrapper subclass (one with __torch_dispatch__) only when it implements __tensor_flatten__ (the "
-    "attribute names of its inner tensors, and its other state as metadata) and __tensor_unflatten__ (rebuilding it "
-    "from them): add both to {cls}, and AOTAutograd compiles with its inner tensors. Else keep {cls} out of the "
-    "compiled function.")
-# Each trace's tensor_classes, kept while the trace lives: asked per break and per failed compile (graph breaks and
-# errors alike), the guard trees are read once (read per question, 2,000 compiles' breaks took 31 s).
-_TENSOR_CLASSES: dict[int, frozenset[str]] = {}
-
-
-def tensor_classes(trace: Trace) -> frozenset[str]:
-    """The globals (G['ScaledTensor']) some guard tree of the log types as a tensor class (torch._C._TensorMeta): the
-    torch.Tensor subclasses a compile guarded on. Read from the trees on the first question about the trace."""
-    known = _TENSOR_CLASSES.get(id(trace))
-    if known is None:
-        known = frozenset(m["cls"] for entry in trace.compiles.values() for a in entry.artifacts
-                          if a.name == "dynamo_cpp_guards_str" and a.payload is not None
-                          for line in trace.payload_text(a.payload).splitlines() if _TENSOR_CLASS in line
-                          for m in _GLOBAL_GUARDED.finditer(line))
-        _TENSOR_CLASSES[id(trace)] = known
-        weakref.finalize(trace, _TENSOR_CLASSES.pop, id(trace), None)  # (its id may be another trace's after)
-    return known
-
-
-def untraced_subclass(trace: Trace, text: str) -> str | None:
-    """What to do where a graph break or failure names an object of a class Dynamo could not trace as an argument
-    (`UserDefinedObjectVariable(ScaledTensor)`): a tensor subclass without __tensor_flatten__, said so where a guard
-    tree of the log types the class as a tensor class; None where the text names no such object."""
-    m = UNTRACED_OBJECT.search(text) if "to proxy" in text else None
-    if m is None:
-        return None
-    cls = m["cls"]
-    proof = ("; it is a torch.Tensor subclass (a guard of this log checks it as a tensor class)"
-             if cls in tensor_classes(trace) else ", if it is a torch.Tensor subclass of yours")
-    return SUBCLASS_STEP.format(cls=cls, proof=proof)
 
 
 def skipped_name(skipped: UserLocation, called_at: str = "") -> str:
@@ -262,6 +165,9 @@ class CompileIndex:
         """The largest frame id a compile started before the log's line had (-1: none)."""
         i = bisect.bisect_left(self.starts, line)
         return self.frames_by_then[i - 1] if i else -1
+
+
+DISPATCH = "__torch_dispatch__"
 
 
 def compile_index(trace: Trace) -> CompileIndex:
@@ -865,28 +771,6 @@ class CompiledSplit:
 SPLIT_NAMED = 4  # compiles with ops named in CompiledSplit.text; the rest counted
 
 
-def compiled_split(trace: Trace) -> CompiledSplit | None:
-    """The compiles and which hold ops, where most hold none: the breaks left more compiles without ops than with
-    (None otherwise, or where the log has no graph_op_count)."""
-    latest: dict[str, Compile] = {}  # compilation -> its last attempt (a restart's attempt has the metrics that count)
-    for entry in trace.sorted_compiles():
-        if entry.compile_id is not None and entry.metrics is not None and not entry.metrics.get("fail_type"):
-            latest[compilation_key(entry.compile_id)] = entry
-    if not latest or any("graph_op_count" not in (e.metrics or {}) for e in latest.values()):
-        return None
-    split = CompiledSplit(compiles=len(latest))
-    for key, entry in latest.items():
-        ops = (entry.metrics or {}).get("graph_op_count")
-        if type(ops) is int and ops > 0:
-            frame = compiled_frame(entry)
-            split.with_ops.append((key, frame[2] if frame else "?", ops))
-        elif ops == 0:
-            split.empty += 1
-        else:  # (null: no graph, with guarded code (made_no_graph) or without; a log's garbage holds no ops either)
-            split.no_graph += 1
-    return split if split.with_ops and split.empty + split.no_graph > len(split.with_ops) else None
-
-
 @dataclass
 class GraphBreaks:
     """The distinct graph breaks of the log, and where they were read from."""
@@ -910,97 +794,6 @@ class GraphBreaks:
                 "split": self.split.to_json() if self.split else None, "breaks": [b.to_json() for b in self.breaks]}
 
 
-def parse_reason(text: str) -> dict[str, Any]:
-    """Split torch's reason text into reason, context, explanation, hints, docs url."""
-    body = text
-    if "Graph Break Reason:" in body:
-        body = body.split("Graph Break Reason:", 1)[1]
-    body = body.split("User code traceback:", 1)[0].split("\nTraceback (most recent call last):", 1)[0].strip()
-    lines = body.splitlines()
-    context = None
-    rest = lines
-    # torch's wrappers name the situation on the first line and the graph break's own reason on the next one.
-    if lines and (lines[0].strip().startswith(_CONTEXT) or lines[0].rstrip().endswith(_WRAPPED)):
-        context = lines[0].strip()
-        rest = lines[1:]
-    reason = next((line.strip() for line in rest if line.strip()), context or "")
-    explanation: list[str] = []
-    hints: list[str] = []
-    in_explanation = False
-    for line in rest:
-        stripped = line.strip()
-        if stripped.startswith("Explanation:"):
-            in_explanation = True
-            explanation.append(stripped[len("Explanation:"):].strip())
-        elif stripped.startswith(_SECTION_STARTS):
-            in_explanation = False
-            if stripped.startswith("Hint:"):
-                hints.append(stripped[len("Hint:"):].strip())
-        elif in_explanation:
-            explanation.append(line.rstrip())
-    docs = _DOCS.search(body)
-    higher_order = _HIGHER_ORDER_OP.search(body)
-    import textwrap  # here, not at the top: only logs with graph breaks need it (start-up time)
-
-    # Continuation lines keep torch's indentation relative to the first line only.
-    explanation_text = "\n".join(explanation[:1] + [textwrap.dedent("\n".join(explanation[1:]))]).strip()
-    return {
-        "reason": reason,
-        "context": context,
-        "explanation": explanation_text or None,
-        "hints": hints,
-        "docs_url": docs.group(1) if docs else None,
-        "text": body,
-        "higher_order_op": higher_order["op"] if higher_order else None,
-    }
-
-
-def _artifact_location(text: str) -> UserLocation | None:
-    frame = last_user_frame(text, ("User code traceback:",)) or last_code_frame(text, ("User code traceback:",))
-    header = BREAK_HEADER.search(text)
-    if header is None:
-        return frame
-    filename, line = header["file"], int(header["line"])
-    if frame is not None and frame.key == (filename, line):
-        return frame
-    # The break is where the header says; the traceback's frame there gives its function and code (a break in a
-    # library the user runs, transformers' loss_function, under the user's line that called the model).
-    body = section(text, "User code traceback:")
-    there = [f for f in traceback_frames(body) if f.key == (filename, line)] if body else []
-    return there[-1] if there else UserLocation(filename, line, None, None)
-
-
-def _through_ddp(text: str, location: UserLocation | None) -> bool:
-    """The break is in DistributedDataParallel's own code: at a line of its file, or in what that line called of
-    Python's library (contextlib, for the skipped _inside_ddp_forward) and of Dynamo's polyfills. A break in the user's
-    model, under DDP's forward, is the user's."""
-    frames = traceback_frames(section(text, "User code traceback:") or text)
-    if location is not None and (not frames or frames[-1].key != location.key):
-        frames.append(location)
-    for frame in reversed(frames):  # innermost first
-        if DDP_FILE.search(frame.filename):
-            return True
-        if not (is_python_library_file(frame.filename) or _DYNAMO_FILE.search(frame.filename)):
-            return False
-    return False
-
-
-def fsdp_hook_call(text: str, location: UserLocation | None) -> tuple[bool, UserLocation | None]:
-    """Whether the break is in FSDP2's hooks (at a line of torch/distributed/fsdp/_fully_shard/, or in what that line
-    called of Dynamo's and Python's library: the torch._dynamo.disable it calls), and the user's frame that called the
-    sharded module (the innermost frame outside torch before FSDP's; None where the traceback names none)."""
-    frames = traceback_frames(section(text, "User code traceback:") or text)
-    if location is not None and (not frames or frames[-1].key != location.key):
-        frames.append(location)
-    for i in range(len(frames) - 1, -1, -1):  # innermost first
-        if FSDP2_FILE.search(frames[i].filename):
-            caller = next((f for f in reversed(frames[:i]) if not is_framework_file(f.filename)), None)
-            return True, caller
-        if not (is_python_library_file(frames[i].filename) or _DYNAMO_FILE.search(frames[i].filename)):
-            return False, None
-    return False, None
-
-
 def fsdp_note(call: UserLocation | None) -> str:
     """What a break in FSDP2's hooks is and what to do, in place of torch's hints (which ask to avoid FSDP's call of
     torch._dynamo.disable)."""
@@ -1008,209 +801,3 @@ def fsdp_note(call: UserLocation | None) -> str:
     return (f"FSDP2's hooks broke the graph, not your code: the call of a fully_shard-ed module{where} runs FSDP's "
             "pre-forward hook, which torch never compiles (torch._dynamo.disable, \"skipping FSDP hooks\"); the hook's "
             f"all-gather, and the reduce-scatter of its backward, run eagerly, outside every graph. To do: {FSDP2_ADVICE}.")
-
-
-def _transform_call(text: str) -> TransformCall | None:
-    """The torch.func transform the break is inside: the outermost user frame of its traceback that calls into
-    torch/_functorch/ (jacobian's `return jacrev(energy)(x)`), and the transform its code names; None outside one."""
-    frames = traceback_frames(section(text, "User code traceback:") or "")
-    for caller, callee in zip(frames, frames[1:]):
-        if _FUNCTORCH_FILE.search(callee.filename) and not is_framework_file(caller.filename):
-            named = _TRANSFORM_CALL.search(caller.code or "")
-            return TransformCall(caller, named[1] if named else None)
-    return None
-
-
-def graph_breaks(trace: Trace) -> GraphBreaks:
-    # (compile id, parsed, location, through DDP's forward, the line Dynamo resumed at after it where it matters, the
-    # torch.func transform it is inside, whether it is in FSDP2's hooks and the user's call of the sharded module)
-    events: list[tuple[str, dict[str, Any], UserLocation | None, bool, UserLocation | None, TransformCall | None,
-                       tuple[bool, UserLocation | None]]] = []
-    for entry in trace.compiles.values():
-        for artifact in entry.artifacts:
-            if artifact.name == ARTIFACT:
-                text = trace.payload_text(artifact.payload)
-                location = _artifact_location(text)
-                parsed = parse_reason(text)
-                events.append((compilation_key(entry.compile_id), parsed, location, _through_ddp(text, location),
-                               _resumed_at(trace, entry) if parsed["higher_order_op"] else None, _transform_call(text),
-                               fsdp_hook_call(text, location)))
-    source = ARTIFACT if events else None
-    if not events:
-        for entry in trace.compiles.values():
-            for reason in (entry.metrics or {}).get("restart_reasons") or []:
-                text = str(reason)
-                if internal_restart(text):
-                    continue
-                if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" and text[0] not in text[1:-1]:
-                    text = text[1:-1]  # older torch logged the reason's repr: 'skip function graph_break in ...'
-                location = inline_frame(text)
-                if location is None:
-                    frames = [f for f in traceback_frames(text) if not is_framework_file(f.filename)]
-                    location = frames[-1] if frames else None
-                events.append((compilation_key(entry.compile_id), parse_reason(text), location,
-                               _through_ddp(text, location), None, None, fsdp_hook_call(text, location)))
-        source = "restart_reasons" if events else None
-
-    compiles = {compilation_key(entry.compile_id): entry for entry in trace.compiles.values()}
-    index: CompileIndex | None = None  # (made where a break made Dynamo skip a frame)
-    by_key: dict[tuple, GraphBreak] = {}
-    for compile_key, parsed, location, in_ddp, resumed_at, transform, fsdp in events:
-        torch_location = None
-        if transform is not None and location is not None and _FUNCTORCH_FILE.search(location.filename):
-            # A break in torch.func's own code is the user's at the line that called the transform.
-            torch_location, location = location, transform.call
-        key = (parsed["reason"], location.key if location else None)
-        found = by_key.get(key)
-        if found is None:
-            found = by_key[key] = GraphBreak(
-                reason=parsed["reason"], location=location, context=parsed["context"],
-                explanation=parsed["explanation"], hints=parsed["hints"], docs_url=parsed["docs_url"], text=parsed["text"],
-                transform=transform, torch_location=torch_location,
-            )
-        found.in_ddp_forward = found.in_ddp_forward or in_ddp
-        if fsdp[0]:
-            found.in_fsdp_hook = True
-            found.fsdp_call = found.fsdp_call or fsdp[1]
-        skipped = skipped_frame(parsed["text"], compiled_location(compiles.get(compile_key)))
-        found.subclass_advice = found.subclass_advice or untraced_subclass(trace, parsed["text"])
-        if skipped is not None and found.skipped_frame is None:
-            found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
-            found.in_with = skipped_with(parsed["text"])
-            failed = compiles.get(compile_key)
-            if failed is not None and index is None:
-                index = compile_index(trace)
-            found.skipped_before = ran_before(index, failed) if failed is not None and index is not None else None
-        if (skipped is not None and found.skipped_frame is not None and compile_key not in found.skipped_in
-                and (skipped.key, skipped.function) == (found.skipped_frame.key, found.skipped_frame.function)):
-            found.skipped_in.append(compile_key)
-        found.higher_order_op = found.higher_order_op or parsed["higher_order_op"]
-        if resumed_at is not None and resumed_at not in found.op_calls:
-            found.op_calls.append(resumed_at)
-        # A restarted attempt may log the same break again: count compilations, not log lines.
-        if compile_key not in found.compile_ids:
-            found.compile_ids.append(compile_key)
-            found.count += 1
-    ordered = sorted(by_key.values(), key=lambda b: -b.count)  # stable: first seen first among equals
-    for b in ordered:  # a break in torch.func's code, after one in the user's code inside the same transform call
-        if b.transform is not None and b.torch_location is not None:
-            b.caused_by = list(dict.fromkeys(
-                o.location.short for o in ordered if o.transform is not None and o.torch_location is None
-                and o.location is not None and o.transform.call.key == b.transform.call.key))
-    backward = [b for b in ordered if b.reason == BACKWARD_BREAK]
-    if backward:
-        aot = list(dict.fromkeys(
-            compilation_key(e.compile_id) for e in trace.compiles.values()
-            if e.compile_id is not None and e.compile_id.compiled_autograd_id is None
-            and (e.bwd_metrics or any(a.name == BACKWARD_GRAPH for a in e.artifacts))))
-        by_ca = list(dict.fromkeys(f"[!{e.compile_id.compiled_autograd_id}]" for e in trace.compiles.values()
-                                   if e.compile_id is not None and e.compile_id.compiled_autograd_id is not None))
-        for b in backward:
-            b.backward_compiled, b.backward_by_compiled_autograd = aot, by_ca
-    amp = [b for b in ordered if b.amp_function is not None and b.location is not None]
-    for b in amp[1:]:
-        b.amp_said_at = amp[0].location.short  # type: ignore[union-attr]
-    if amp:  # (ordered by count: the lines are put back in the program's order)
-        amp[0].amp_calls = list(dict.fromkeys(
-            b.location.code.strip() for b in sorted(amp, key=lambda b: b.location.key)  # type: ignore[union-attr]
-            if b.location is not None and b.location.code))
-    _link_compiled_callees(trace, ordered)
-    for b in ordered:
-        if not b.skipped_in:
-            continue
-        index = index or compile_index(trace)
-        skipped_compiles = [compiles[key] for key in b.skipped_in if key in compiles]
-        for callee in dispatch_compiled_alone(index, skipped_compiles, b.text):
-            if all(c.location.key != callee.location.key for c in b.compiled_callees):
-                b.compiled_callees.append(callee)
-    return GraphBreaks(breaks=ordered, total=len(events), source=source, split=compiled_split(trace) if ordered else None)
-
-
-def _resumed_at(trace: Trace, entry: Compile) -> UserLocation | None:
-    """The line of entry's function that Dynamo resumed it at after its graph break: the statement that broke, in the
-    compiled function itself. The first compile after entry's, in the log, of Dynamo's resume function for the same
-    function in the same file past entry's own start (torch_dynamo_resume_in_forward_at_48 after forward, which starts
-    at 46). A break inside a higher-order op's function is logged without that statement in its user traceback."""
-    frame = compiled_frame(entry)
-    if frame is None:
-        return None
-    path, first, name = frame
-    function, start = resume_of(name) or (name, first)
-    after = False
-    for other in trace.compiles.values():
-        if other is entry:
-            after = True
-            continue
-        later = compiled_frame(other) if after else None
-        resumed = resume_of(later[2]) if later is not None and later[0] == path else None
-        if resumed is not None and resumed[0] == function and resumed[1] > start:
-            return UserLocation(path, resumed[1], function)
-    return None
-
-
-DISPATCH = "__torch_dispatch__"
-
-
-def dispatch_compiled_alone(index: CompileIndex, skipped: list[Compile], text: str = "") -> list[CompiledCallee]:
-    """The __torch_dispatch__ frames Dynamo compiled on their own because it skipped the frames `skipped` compiled
-    (a graph break it could not resume from): the skipped frame ran eagerly, so each op on a wrapper subclass reached
-    its __torch_dispatch__, which Dynamo compiled as a frame (tensor_subclasses.py: forward skipped at [1/0], then
-    ScaledTensor.__torch_dispatch__ as [2/0] and [2/1]). Their stacks do not pass through the break's line (the eager
-    frame is not on Dynamo's stack): they are known by the user's line that called both, [1/0] and [2/0] from main's
-    `compiled(...)`; every compile of such a frame is listed. text: the break's, whose UserDefinedObjectVariable names
-    the subclass. index: the log's (compile_index)."""
-    callers = {loc.key for e in skipped if (loc := last_user_stack_frame(e.stack[:-1] if e.stack else None))}
-    if not callers:
-        return []
-    m = UNTRACED_OBJECT.search(text)
-    found = []
-    for entries in index.dispatch.values():
-        if not any((loc := last_user_stack_frame(e.stack[:-1] if e.stack else None)) is not None
-                   and loc.key in callers for e in entries):
-            continue
-        start = compiled_location(next((e for e in entries if e.metrics), entries[0]))
-        if start is None:
-            continue
-        callee = CompiledCallee(f"{m['cls']}.{DISPATCH}" if m else DISPATCH, start)
-        callee.compile_ids = list(dict.fromkeys(compilation_key(e.compile_id) for e in entries if e.compile_id))
-        found.append(callee)
-    return found
-
-
-def _link_compiled_callees(trace: Trace, breaks: list[GraphBreak]) -> None:
-    """Each break gets the frames Dynamo compiled below its line: compilations whose logged stack passes through the
-    line where the break's compile stopped tracing (resume functions are what comes after the break, not below it).
-    The innermost such line is the call that ran them: after several breaks in one function each resume function
-    calls the next, so the stack passes through every earlier break's line too (train_step at line 41, then the
-    resume function at line 46, `scaler.step(opt)`, which called the optimizer's step)."""
-    at_line: dict[tuple[str, int], GraphBreak] = {}
-    for b in breaks:
-        if b.location is not None and b.location.line > 0:
-            at_line.setdefault(b.location.key, b)  # two reasons at one line: the most frequent
-    if not at_line:
-        return
-    for entry in trace.sorted_compiles():
-        if entry.compile_id is None or not entry.stack:
-            continue
-        metrics = entry.metrics or {}
-        name = str(metrics.get("co_name") or entry.stack[-1].name)
-        filename = str(metrics.get("co_filename") or entry.stack[-1].filename)
-        if resume_of(name) is not None or filename.startswith("<"):
-            continue  # (code torch generated: compiled autograd's backward graphs have a section of their own)
-        first_line = metrics.get("co_firstlineno")
-        start = UserLocation(filename, int(first_line) if isinstance(first_line, int) else entry.stack[-1].line, name,
-                             None)
-        for frame in reversed(entry.stack[:-1]):  # the innermost frame is the compiled function itself
-            brk = at_line.get((frame.filename, frame.line))
-            if brk is None:
-                continue
-            key = compilation_key(entry.compile_id)
-            if key in brk.compile_ids:
-                continue
-            callee = next((c for c in brk.compiled_callees if c.location.key == start.key and c.function == name), None)
-            if callee is None:
-                callee = CompiledCallee(name, start)
-                brk.compiled_callees.append(callee)
-            if key not in callee.compile_ids:
-                callee.compile_ids.append(key)
-            break

@@ -7,7 +7,8 @@ from ...lazy_regex import lazy_compile
 from ...model.trace import Compile, Trace
 from ...wording import and_list
 from ..compiled_frames import CompiledFrames
-from ..graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, UNTRACED_OBJECT, skipped_frame
+from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, skipped_frame
+from ..graph_breaks.subclasses import UNTRACED_OBJECT
 from ..installed_guards import GUARDS_ARTIFACT, guarded_source, object_type, tensor_check, tensor_subclass
 from ..userloc import user_source_name
 from . import CompileTexts, FailedGuard, RecompileStep
