@@ -33,7 +33,7 @@ from .analyses.diagnosis import (
 from .analyses.diagnosis.number_verdicts import run_to_run_said
 from .analyses.diagnosis.printed_numbers import another_control, printed_change, run_to_run
 from .analyses.diagnosis.reproduce import minify_plan, repro_graph, steps_after_minify
-from .analyses.diagnosis.seeds import called_names, module_seed, program_seed
+from .analyses.diagnosis.seeds import ImportedModule, imported_calls, module_seed, program_seed
 from .analyses.diagnosis.stage_outcome import compiled_frame, stage_outcome
 from .analyses.diagnosis.verdict import decide, limit_hits
 from .errors import CompilescopeError
@@ -139,6 +139,10 @@ def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | No
     for _ in range(SEED_IMPORT_DEPTH):
         below: list[tuple[str, str]] = []
         for importer, source in level:
+            called: dict[str | None, frozenset[str]] = {}  # a module's file -> the names the importer calls of it
+            for imported, names in imported_calls(source).items():
+                file = _module_path(importer, imported, [root])
+                called[file] = called.get(file, frozenset()) | names
             # (diagnose runs the program here: the disk it reads is the run's, os.path.isfile answers as Python did)
             for module in first_files(importer, imported_modules(importer, source, [root], os.path.isfile),
                                       os.path.isfile):
@@ -150,12 +154,27 @@ def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | No
                 if lines is None:
                     continue
                 module_text = "\n".join(lines)
-                found = module_seed(module, module_text, called_names(source))
+                found = module_seed(module, module_text, called.get(module, frozenset()))
                 if found is not None and found.call is not None and found.line is not None:
                     return os.path.relpath(os.path.realpath(module), folder), found.call, found.line
                 below.append((module, module_text))
         level = below
     return None
+
+
+def _module_path(importer: str, module: ImportedModule, roots: list[str]) -> str | None:
+    """The file an import of module (its relative level, its dotted name) in importer finds: the first candidate
+    imported_modules gives for that one import statement (`import pkg.utils`, `from . import utils`, `from .a import
+    b`); None where none is a file, or the name is the importer's package itself (`from . import reset`: its
+    __init__.py is no module imported_modules gives)."""
+    level, name = module
+    if not name:
+        return None
+    parent, _, last = name.rpartition(".")
+    statement = f"from {'.' * level}{parent} import {last}" if level else f"import {name}"
+    groups = imported_modules(importer, statement, roots, os.path.isfile)
+    found = first_files(importer, groups[-1:], os.path.isfile)  # (the last: the module itself, not its package)
+    return found[0] if found else None
 
 
 def _module_file(name: str, cwd: str) -> str | None:

@@ -20,7 +20,7 @@ from compilescope.analyses.diagnosis import (
 )
 from compilescope.analyses.diagnosis.printed_numbers import another_control, printed_change, printed_lines, run_to_run
 from compilescope.analyses.diagnosis.reproduce import minify_plan
-from compilescope.analyses.diagnosis.seeds import called_names, module_seed, program_seed
+from compilescope.analyses.diagnosis.seeds import imported_calls, module_seed, program_seed
 from compilescope.analyses.diagnosis.stage_outcome import stage_outcome
 from compilescope.analyses.diagnosis.verdict import decide
 from compilescope.analyses.insights import INFO, WARNING, insights
@@ -909,6 +909,20 @@ def test_a_seed_set_in_a_local_module_the_program_imports_is_found_there(monkeyp
     (tmp_path / "wrong_results.py").write_text("\n".join(lines).replace("reset", "unrelated") + "\n")
     ran, result = _stubbed_diagnose(monkeypatch, work, argv, seeded)
     assert (ran[-1], result.seed.call) == ("eager_control_2", None)
+    # A name the program calls is the module's only through the import that binds it. The program imports helpers
+    # (whose reset seeds) but calls a reset of its own, or rng.reset of a module rng whose reset seeds nothing: no
+    # seed known, a second control run. Through helpers' own name it does seed (`import helpers as h`, `h.reset(0)`).
+    (tmp_path / "helpers.py").write_text(helper)
+    (tmp_path / "rng.py").write_text("def reset(value):\n    return value\n")
+    own = "import helpers\n\n\ndef reset(value):\n    return value\n\n"
+    for imports, call in ((own, "reset("), ("import helpers\nimport rng\n", "rng.reset("),
+                          ("import helpers as h\n", "h.reset(")):
+        program = "\n".join(lines).replace("reset(", call).replace("from helpers import reset\n", imports)
+        (tmp_path / "wrong_results.py").write_text(program + "\n")
+        ran, result = _stubbed_diagnose(monkeypatch, work, argv, seeded)
+        seeded_by = ("eager_control", "torch.manual_seed", "helpers.py") if call == "h.reset(" else (
+            "eager_control_2", None, None)
+        assert (ran[-1], result.seed.call, result.seed.module) == seeded_by, imports
 
 
 def test_a_modules_seeding_calls_that_run_are_those_of_its_import_and_of_the_functions_called():
@@ -917,10 +931,28 @@ def test_a_modules_seeding_calls_that_run_are_those_of_its_import_and_of_the_fun
     source = ("import random\nimport torch\n\n\ndef reset(value):\n    torch.manual_seed(value)\n\n\n"
               "class Seeder:\n    def seed(self):\n        random.seed(1)\n\n\nlater = lambda: random.seed(2)\n")
     assert module_seed("h.py", source, frozenset()).call is None
-    assert module_seed("h.py", source, called_names("from h import reset\nreset(0)\n")).line == 6
-    assert called_names("import h\nh.reset(0)\n") >= {"reset"}
+    assert module_seed("h.py", source, imported_calls("from h import reset\nreset(0)\n")[(0, "h")]).line == 6
+    assert imported_calls("import h\nh.reset(0)\n") == {(0, "h"): {"reset"}}
     assert (module_seed("h.py", source + "if True:\n    random.seed(3)\n", frozenset()).line,
             module_seed("h.py", source + "if True:\n    random.seed(3)\n", frozenset()).call) == (16, "random.seed")
+
+
+def test_the_functions_a_program_calls_of_a_module_are_those_its_imports_bind():
+    """imported_calls: a call is of a module's function only through the name an import binds to it: a bare name
+    imported from the module (aliased too, or by `*`), an attribute of a name bound to the module (`import a.b` binds
+    a; `from pkg import utils` may bind a submodule); not a function of the program's own, nor another module's."""
+    program = ("import utils as u\nimport other\nimport pkg.rng\nfrom pkg import helpers\nfrom .seeding import reset as r\n"
+               "from star import *\n\n\ndef seed_everything(value):\n    return value\n\n\n"
+               "seed_everything(0)\nother.seed_everything(1)\nu.configure(2)\npkg.rng.seed_all(3)\nhelpers.reset(4)\n"
+               "r(5)\nanything(6)\nsetup(7)\n")
+    assert imported_calls(program) == {
+        (0, "utils"): {"configure"}, (0, "other"): {"seed_everything"}, (0, "pkg.rng"): {"seed_all"},
+        (0, "pkg.helpers"): {"reset"}, (1, "seeding"): {"reset"},
+        # (a * import binds every public name of the module: any bare call not bound otherwise may be one)
+        (0, "star"): {"seed_everything", "anything", "setup"},
+    }
+    assert imported_calls("import pkg\npkg.utils.reset(0)\n") == {}  # (pkg.utils is no module it imports)
+    assert imported_calls("not python(") == {}
 
 
 def test_a_module_the_program_imports_is_looked_for_where_python_looks(monkeypatch, tmp_path):

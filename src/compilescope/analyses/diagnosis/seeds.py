@@ -60,22 +60,79 @@ def _first_seed(file: str, calls: list[tuple[int, int, str]]) -> ProgramSeed:
     return ProgramSeed(file, name, line)
 
 
-def called_names(source: str) -> frozenset[str]:
-    """The names a source calls (`reset` of `reset(0)` and of `helpers.reset(0)`): the functions of a module it
-    imports that run; empty where it is no Python."""
+# (relative level, dotted name) of a module a source imports: (0, "pkg.utils") of `import pkg.utils`, (1, "utils")
+# of `from . import utils`
+ImportedModule = tuple[int, str]
+
+
+def imported_calls(source: str) -> dict[ImportedModule, frozenset[str]]:
+    """The functions a source calls of each module it imports, as its imports bind them: a bare `reset(0)` is the
+    module's reset only where the source imports that name from it (`from helpers import reset`, `... import reset
+    as r` and `r(0)`, or `from helpers import *`), `h.reset(0)` only where h is that module (`import helpers as h`;
+    `import pkg.helpers` and `pkg.helpers.reset(0)`; `from pkg import helpers`). A function of the source's own, or
+    another module's of the same name, is not the module's; nor a module's the source imports none of its statements
+    name (`import pkg` and `pkg.utils.reset(0)`): the keys are bounded by its imports. Bindings are read from the
+    whole file, wherever an import stands (one inside a function included); empty where the source is no Python."""
     try:
-        return frozenset(node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-                         for node in ast.walk(ast.parse(source))
-                         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return frozenset()
+        return {}
+    functions: dict[str, set[tuple[ImportedModule, str]]] = {}  # name -> (module, its function) it may be
+    modules: dict[str, set[ImportedModule]] = {}  # name -> the module it may be
+    starred: set[ImportedModule] = set()
+    named: set[ImportedModule] = set()  # the modules its imports name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                # (`import pkg.utils` binds pkg; `import pkg.utils as u` binds u to pkg.utils)
+                bound = alias.asname or alias.name.partition(".")[0]
+                modules.setdefault(bound, set()).add((0, alias.name if alias.asname else bound))
+                parts = alias.name.split(".")
+                named.update((0, ".".join(parts[:i])) for i in range(1, len(parts) + 1))
+        elif isinstance(node, ast.ImportFrom):
+            module = (node.level, node.module or "")
+            named.add(module)
+            for alias in node.names:
+                if alias.name == "*":
+                    starred.add(module)
+                    continue
+                bound = alias.asname or alias.name
+                functions.setdefault(bound, set()).add((module, alias.name))
+                # (a name imported from a package may be its submodule: `from pkg import utils`)
+                submodule = (node.level, f"{node.module}.{alias.name}" if node.module else alias.name)
+                modules.setdefault(bound, set()).add(submodule)
+                named.add(submodule)
+    called: dict[ImportedModule, set[str]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name):
+            name = node.func.id
+            for module, function in functions.get(name, ()):
+                called.setdefault(module, set()).add(function)
+            if name not in functions:
+                for module in starred:
+                    called.setdefault(module, set()).add(name)
+        elif isinstance(node.func, ast.Attribute):
+            # `a.b.reset(0)`: the module bound to a, then its submodule b
+            inner: list[str] = []  # (innermost last)
+            value: ast.expr = node.func.value
+            while isinstance(value, ast.Attribute):
+                inner.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name):
+                for level, dotted in modules.get(value.id, ()):
+                    module = (level, ".".join(filter(None, (dotted, *reversed(inner)))))
+                    if module in named:
+                        called.setdefault(module, set()).add(node.func.attr)
+    return {module: frozenset(names) for module, names in called.items()}
 
 
 def module_seed(file: str, source: str, called: frozenset[str]) -> ProgramSeed | None:
     """The first seeding call of an imported module that runs: at its module level (run by the import; a function's
-    or lambda's body there does not run), or in one of its top-level functions whose name the importer calls
-    (called_names). A module that only defines a seeding function nobody calls does not seed the program. None where
-    the source is no Python diagnose can read."""
+    or lambda's body there does not run), or in one of its top-level functions whose name the importer calls of it
+    (called: imported_calls, of this module). A module that only defines a seeding function nobody calls through it
+    does not seed the program. None where the source is no Python diagnose can read."""
     def running(node: ast.AST) -> list[tuple[int, int, str]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return []
