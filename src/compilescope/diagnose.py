@@ -90,7 +90,8 @@ def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
     """What the program's file shows of seeding: the file its command runs, the first word naming a .py file (python
     train.py, torchrun ... train.py) or the module after -m (python -m pkg.train, torchrun -m pkg.train: its file);
     None where there is none or it cannot be read (read_local_lines: only a regular file, so a FIFO or a device the
-    command names is never opened to wait on, of at most MAX_SEED_SOURCE_BYTES)."""
+    command names is never opened to wait on, of at most MAX_SEED_SOURCE_BYTES). The modules it imports are looked for
+    where its run's Python looks (_import_roots)."""
     words = prog.argv[1:] if prog.this_python else prog.argv
     for i, word in enumerate(words):
         if word == "-m":
@@ -100,11 +101,11 @@ def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
             path = found
             rel = os.path.relpath(found, cwd)
             word = found if rel.startswith(os.pardir) else rel
-            root = cwd  # (sys.path[0] of `python -m`)
+            first = cwd  # (sys.path[0] of `python -m`)
             break
         if word.endswith(".py"):
             path = os.path.join(cwd, word)
-            root = os.path.dirname(os.path.realpath(path))  # (a script's sys.path[0]: its folder, links resolved)
+            first = os.path.dirname(os.path.realpath(path))  # (a script's sys.path[0]: its folder, links resolved)
             break
     else:
         return None
@@ -114,11 +115,21 @@ def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
     text = "\n".join(lines)  # (as _imported_seed joins a module's)
     seed = program_seed(word, text)
     if seed is not None and seed.call is None:
-        found = _imported_seed(path, text, root)
+        found = _imported_seed(path, text, _import_roots(first, cwd))
         if found is not None:
             module, call, line = found
             return ProgramSeed(word, call, line, module)
     return seed
+
+
+def _import_roots(first: str, cwd: str) -> list[str]:
+    """Where the program's absolute imports are found, in Python's order: sys.path's first entry (first), then each
+    PYTHONPATH entry (relative to cwd, an empty one cwd, as Python takes them), the run's PYTHONPATH being this
+    process's (the stages inherit it): `PYTHONPATH=src python -m pkg.train` finds pkg, and its `from pkg import utils`,
+    in src, not in cwd. The installed packages after them are not the program's."""
+    pythonpath = os.environ.get("PYTHONPATH")
+    entries = pythonpath.split(os.pathsep) if pythonpath else []
+    return list(dict.fromkeys([first, *(os.path.normpath(os.path.join(cwd, entry)) for entry in entries)]))
 
 
 MAX_SEED_SOURCE_BYTES = 4 << 20  # a program's file, or a module it imports, read for its seed: a bigger one is not
@@ -126,10 +137,10 @@ MAX_SEED_MODULES = 32  # local modules read for a seed, over both depths
 SEED_IMPORT_DEPTH = 2  # the program's imports, and theirs
 
 
-def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | None:
+def _imported_seed(path: str, text: str, roots: list[str]) -> tuple[str, str, int] | None:
     """The first seeding call that runs (module_seed) in the local modules the program's file imports, then in those they
-    import, breadth first (imported_files: where Python finds them, each absolute import in root, sys.path's first
-    entry, whichever module makes it): (the module's path from the program's folder, the call, its line). Bounded:
+    import, breadth first (imported_files: where Python finds them, each absolute import in roots, _import_roots,
+    whichever module makes it): (the module's path from the program's folder, the call, its line). Bounded:
     SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each read as other local files are (read_local_lines: a regular
     file, at most MAX_SEED_SOURCE_BYTES)."""
     folder = os.path.dirname(os.path.realpath(path))  # (both real: a script's root is, its modules found there are)
@@ -141,10 +152,10 @@ def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | No
         for importer, source in level:
             called: dict[str | None, frozenset[str]] = {}  # a module's file -> the names the importer calls of it
             for imported, names in imported_calls(source).items():
-                file = _module_path(importer, imported, [root])
+                file = _module_path(importer, imported, roots)
                 called[file] = called.get(file, frozenset()) | names
             # (diagnose runs the program here: the disk it reads is the run's, os.path.isfile answers as Python did)
-            for module in first_files(importer, imported_modules(importer, source, [root], os.path.isfile),
+            for module in first_files(importer, imported_modules(importer, source, roots, os.path.isfile),
                                       os.path.isfile):
                 if os.path.realpath(module) in seen or read >= MAX_SEED_MODULES:
                     continue

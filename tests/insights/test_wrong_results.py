@@ -6,6 +6,7 @@ the program, not from our output."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -983,6 +984,36 @@ def test_a_module_the_program_imports_is_looked_for_where_python_looks(monkeypat
                                                               "line 5 of helpers.py")
     ran, result = _stubbed_diagnose(monkeypatch, work, module, seeded)
     assert (ran[-1], result.seed.call) == ("eager_control_2", None)
+
+
+def test_a_module_run_with_python_path_finds_its_imports_on_that_path(monkeypatch, tmp_path):
+    """`PYTHONPATH=../lib python -m app.wrong_results` from another folder: Python finds app, and the program's
+    `from app import helpers` (and a top-level `import seeding`), in lib, the PYTHONPATH entry, after the working
+    folder; a relative `from . import helpers` in app, though app is not below the working folder. Each seeds as the
+    recorded run did (one control run), at line 5 of the module it imports."""
+    lines = PROGRAM.read_text().replace("torch.manual_seed(", "helpers.reset(").splitlines()
+    seed_line = line_holding(PROGRAM, "torch.manual_seed(0)")
+    app = tmp_path / "lib" / "app"
+    app.mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    helper = "import torch\n\n\ndef reset(value):\n    torch.manual_seed(value)\n"
+    (app / "helpers.py").write_text(helper)
+    (tmp_path / "lib" / "seeding.py").write_text(helper)
+    run = tmp_path / "run"
+    run.mkdir()
+    monkeypatch.chdir(run)
+    monkeypatch.setenv("PYTHONPATH", os.path.join(os.pardir, "lib"))
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))  # (as a Python started with that PYTHONPATH has it)
+    seeded = {spec.key: (STAGE_OUTPUTS / "fixed" / f"{spec.key}.txt").read_text() for spec in (EAGER, AOT_EAGER, BACKEND)}
+    seeded[EAGER_CONTROL.key] = seeded[EAGER_CONTROL_AGAIN.key] = seeded[EAGER.key]
+    for imports, module in (("from app import helpers", "helpers.py"), ("from . import helpers", "helpers.py"),
+                            ("import seeding as helpers", "../seeding.py")):
+        (app / "wrong_results.py").write_text("\n".join([*lines[:seed_line - 1], imports, *lines[seed_line - 1:]]) + "\n")
+        ran, result = _stubbed_diagnose(monkeypatch, tmp_path / "work", [sys.executable, "-m", "app.wrong_results"],
+                                         seeded)
+        assert (result.seed.file, result.seed.call, result.seed.where) == (
+            str(app / "wrong_results.py"), "torch.manual_seed", f"line 5 of {module}"), imports
+        assert ran[-1] == "eager_control", imports
 
 
 def test_the_seed_of_a_program_run_as_a_module_is_read_from_its_file(monkeypatch, tmp_path):

@@ -112,7 +112,7 @@ def test_a_relative_import_is_followed_only_inside_a_package_below_the_root(tmp_
         str(package.parent / "helpers.py")]
     from compilescope.diagnose import _imported_seed
 
-    assert _imported_seed(str(script), script.read_text(), str(script.parent)) is None
+    assert _imported_seed(str(script), script.read_text(), [str(script.parent)]) is None
 
 
 def test_state_lines_walk_each_file_a_fixed_number_of_times_whatever_the_changes(tmp_path, monkeypatch):
