@@ -87,8 +87,8 @@ def test_every_template_value_is_shown_so_markup_included():
 
 def test_a_form_feed_in_source_and_code_is_whitespace_not_a_picture(tmp_path):
     """A form feed is whitespace in Python source (a page break, `^L`, on a line of its own as Emacs writes it): the
-    source page shows that line as a blank, and a code page its text with a space, not ␌; the log's other values
-    still show it as its picture (test above)."""
+    source page shows that line as a blank, and a code page and the provenance page's code panel its text with a
+    space, not ␌; the log's other values still show it as its picture (test above)."""
     program = torch213("module_state.log.gz").parents[1] / "programs" / "module_state.py"
     lines = program.read_text().splitlines()
     blank = lines.index("activations = []  # one entry per call: a list that grows while the compiled code runs") - 1
@@ -114,3 +114,8 @@ def test_a_form_feed_in_source_and_code_is_whitespace_not_a_picture(tmp_path):
     report(log, tmp_path / "code")
     (code_page,) = [p for p in (tmp_path / "code").rglob("inductor_output_code_ctb54yohdujjubfbr6x4sy*.html")]
     assert "# AOT ID: [&#39;0_forward&#39;] page" in code_page.read_text()
+    # The provenance page's code panel shows the same output code as its page does (no real log's output code holds
+    # a form feed: this is provenance.log's forward with one inserted, as above)
+    (panels,) = (tmp_path / "code" / "provenance").glob("*.html")
+    shown = panels.read_text()
+    assert "# AOT ID: [&#39;0_forward&#39;] page" in shown and "\u240c" not in shown

@@ -17,7 +17,7 @@ from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
 from ...wording import count
 from .env import script_hash
-from .rows import ascii_parts, block_escaped, grouped, html_text
+from .rows import ascii_parts, block_escaped, code_text, grouped, html_text
 
 if TYPE_CHECKING:
     from . import Page
@@ -136,10 +136,16 @@ def _panels(page: Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceSe
             "key": key, "title": title, "what": what if key != "code" else ("C++ wrapper (AOTInductor)" if s.language == "cpp" else "Python wrapper"),
             "name": panel.title, "url": ("../" + artifact_url(a, page.options)) if a is not None else None,
             "missing": panel.artifact_number is None,
-            "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel, block_escaped), mapped[key],
+            "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel, _escaped_code), mapped[key],
                                             s.code_kernels if key == "code" else {}, kernel_url, traced,
                                             s.kernel_notes),
         }
+
+
+def _escaped_code(text: str) -> str:
+    """A panel's graph or code HTML-escaped, shown as the code pages show it (code_text: a form feed as a space, not
+    ␌); line ends kept, as panel_lines needs."""
+    return block_escaped(code_text(text))
 
 
 def _section_data(s: ProvenanceSection) -> dict[str, Any]:
