@@ -14,7 +14,7 @@ from . import ProgramSeed
 # torch.cuda.seed_all(), seed_everything(workers=True)): no same seed for each run. Read from the file's syntax tree, so comments, strings and docstrings
 # ("the same seed (...)") are no calls. The file diagnose runs is read (the first word of its command that names
 # a .py file), and, where it holds no such call, the local modules it imports and those they import (beside it, as
-# op_mutations.imported_files finds them: `from utils import setup` whose setup() calls torch.manual_seed): a seed set
+# op_mutations.calling_files.imported_files finds them: `from utils import setup` whose setup() calls torch.manual_seed): a seed set
 # in an installed package under a name without "seed" is not seen, and a seeding call the program never reaches is
 # taken for one. Evidence enough to word what the runs shared, and to decide whether a second control run is worth
 # its cost (another_control); what is compared rests on the control runs.
