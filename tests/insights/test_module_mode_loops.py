@@ -167,3 +167,25 @@ def test_a_file_a_later_frame_quotes_differently_is_not_marked(tmp_path):
     lines[rescale - 1] = lines[rescale - 1].replace("x * factor", "factor * x")
     (edited / PROGRAM.name).write_text("".join(lines))
     assert _marked(tmp_path / "edited", edited) == {}
+
+
+def test_a_mode_mark_names_every_module_its_line_switches(tmp_path):
+    """The guard trees pin the 70 Dropouts' training True in [0/0], False in [0/1], True in [0/2]: line 54 (the loop
+    over model.modules()) switched all 70 off and Net.dropout_on's loop (line 29) all 70 back on. Each mark names the
+    first four and counts the rest, all 70, though [0/1]'s 72 changes are more than one step's looked for (the
+    head's weight and bias beside them), not the first module found."""
+    trees = _payloads("dynamo_cpp_guards_str")
+    modes = {c: [_mode(trees[c], d) for d in range(70)] for c in ("[0/0]", "[0/1]", "[0/2]")}
+    marked = _marked(tmp_path)
+    for line, recompile, before, mode in ((line_holding(PROGRAM, "m.training = False  # dropout off"), "[0/1]", "[0/0]",
+                                           "eval"),
+                                          (line_holding(PROGRAM, "            m.training = True"), "[0/2]", "[0/1]",
+                                           "training")):
+        switched = [d for d in range(70) if modes[before][d] != modes[recompile][d]]
+        assert len(switched) == 70
+        ((at, kind, text),) = marked[line]
+        assert (at, kind) == (recompile, "training")
+        named = text.split(" to ", 1)[0]
+        assert named.startswith("switches self.drops[") and named.count("self.drops[") == 4, text
+        assert named.endswith(f" and {len(switched) - 4} more modules"), text
+        assert (f" to {mode} mode (training {modes[before][0]} → {modes[recompile][0]} each)") in text

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..model.ids import compilation_key
 from ..model.records import dataclass
@@ -445,7 +445,9 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
             # a line, for several modules switched by one eval() or parameters frozen by one loop
             made: dict[tuple[str, int, str], list[tuple[StateChange, int]]] = {}
             codes: dict[tuple[str, int], str] = {}
-            for change in _looked_for(_changes(step)):
+            changes = _changes(step)
+            looked_for = _looked_for(changes)
+            for change in looked_for:
                 where = [(path, line, lines) for path in paths if (parsed := parsed_files[path]) is not None
                          for tree, lines in (parsed,)
                          for line in change_lines(tree, change, indexed(path, tree))]
@@ -453,10 +455,42 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
                 for path, line, lines in where:
                     made.setdefault((path, line, change.kind), []).append((change, len(where)))
                     codes[path, line] = lines[line - 1].strip()
-            for (path, line, kind), changes in made.items():
+            searched = {id(c) for c in looked_for}
+            _add_unsearched(made, [c for c in changes if id(c) not in searched], parsed_files, indexed)
+            for (path, line, kind), made_there in made.items():
                 out.append(StateLine(path, line, codes[path, line], compilation_key(step.compile_id), kind,
-                                     _said(frame, step, guard.compile_id, changes)))
+                                     _said(frame, step, guard.compile_id, made_there)))
     return out
+
+
+def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int]]], unsearched: list[StateChange],
+                    parsed_files: Mapping[str, tuple[ast.Module, list[str]] | None],
+                    indexed: Callable[[str, ast.Module], FileIndex]) -> None:
+    """Adds to each marked line's changes (made: (path, line, kind) -> changes) those of the step's changes beyond the
+    ones looked for (_looked_for's cap) that the line itself can have made, with 0 candidate lines (not searched for
+    elsewhere). Matched against the settings on the marked lines only, so a step of hundreds costs little: an eval() of
+    a model's 70 modules is said to switch 70, not the 62 looked for beside a frozen parameter."""
+    marked: dict[str, set[int]] = {}
+    for path, line, kind in made:
+        if kind != "hook":  # (a hook's mark tells of the first)
+            marked.setdefault(path, set()).add(line)
+    for path, lines in marked.items():
+        parsed = parsed_files.get(path)
+        if parsed is None:
+            continue
+        tree = parsed[0]
+        index = indexed(path, tree)
+        on_lines = FileIndex(index.compiled, [n for n in index.assigns if n.lineno in lines],
+                             [n for n in index.calls if n.lineno in lines],
+                             [(loop, kept) for loop, setting in index.loops
+                              if (kept := [n for n in setting if getattr(n, "lineno", loop.lineno) in lines])],
+                             index.on_loop_variables, index.compiles, index.functions)
+        for change in unsearched:
+            if change.kind == "hook":
+                continue
+            for line in change_lines(tree, change, on_lines):
+                if (path, line, change.kind) in made:
+                    made[path, line, change.kind].append((change, 0))
 
 
 def _on_stack(where: list[tuple[str, int, list[str]]], stack: list[Frame] | None,
@@ -530,15 +564,18 @@ def _looked_for(changes: list[StateChange]) -> list[StateChange]:
     return [change for _, _, change in sorted(ranked, key=lambda r: r[:2])[:MAX_STEP_CHANGES]]
 
 
-MAX_NAMED_PARAMETERS = 4  # parameters a requires_grad mark names, then "and N more"
+MAX_NAMED = 4  # parameters or modules a mark names, then "and N more"
 
 
 def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None,
           changes: list[tuple[StateChange, int]]) -> str:
-    """What the page says of a line, for the changes it may have made (each with its count of candidate lines): a
-    hook or a mode by the first (an eval() switches a model's modules alike), a requires_grad by every parameter, as
-    one line may freeze several (`a.requires_grad_(False); b.requires_grad_(False)`, a loop over them)."""
-    change, candidates = changes[0]
+    """What the page says of a line, for the changes it may have made (each with its count of candidate lines, 0 for
+    one not searched for elsewhere: _add_unsearched): a hook by the first, a mode or a requires_grad by every module or
+    parameter, as one line may switch or freeze several (`model.eval()`, a loop over modules, `a.requires_grad_(False);
+    b.requires_grad_(False)`)."""
+    change = changes[0][0]
+    # (the most candidates any of its changes has: "sets" only where the line is the one for every change)
+    candidates = max(n for _, n in changes)
     compiled = compilation_key(served) if served else "the compile before"
     recompile = compilation_key(step.compile_id)
     function = frame.display_name
@@ -548,33 +585,37 @@ def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None,
         return (f"{verb} a hook on {change.name} after {function} was compiled ({compiled}'s guards count {before} "
                 f"of its hooks, {recompile}'s {change.hooks_now}): torch does not recompile for a hook, so the calls "
                 f"{compiled} served after it was registered ran without it ({recompile} compiled for another change)")
+    by_value: dict[tuple[str, str], list[str]] = {}
+    for c, _ in changes:
+        by_value.setdefault((c.before, c.after), []).append(c.name.removesuffix(f".{change.kind}"))
     if change.kind == "requires_grad":
-        # (the most candidates any of its changes has: "sets" only where the line is the one for every change)
-        candidates = max(n for _, n in changes)
         verb = "sets" if candidates == 1 else f"is one of {candidates} lines that may set"
         settings = f"{function} was compiled again as {recompile} for that setting (one compile per setting, expected)"
         if len(changes) == 1:
             parameter = change.name.removesuffix(".requires_grad")
             return (f"{verb} {parameter}'s requires_grad ({change.name} {change.before} → {change.after}: a layer "
                     f"{'unfrozen' if change.after == 'True' else 'frozen'}): {settings}")
-        by_value: dict[tuple[str, str], list[str]] = {}
-        for c, _ in changes:
-            by_value.setdefault((c.before, c.after), []).append(c.name.removesuffix(".requires_grad"))
         set_to = " and of ".join(
-            f"{_listed(names)} ({before} → {after}{' each' if len(names) > 1 else ''}: "
+            f"{_listed(names, 'parameters')} ({before} → {after}{' each' if len(names) > 1 else ''}: "
             f"a layer {'unfrozen' if after == 'True' else 'frozen'})" for (before, after), names in by_value.items())
         return f"{verb} the requires_grad of {set_to}: {settings}"
-    module = change.name.removesuffix(".training")
-    mode = "training" if change.after == "True" else "eval"
     verb = "switches" if candidates == 1 else f"is one of {candidates} lines that may switch"
-    return (f"{verb} {module} to {mode} mode ({change.name} {change.before} → {change.after}): {function} was "
-            f"compiled again as {recompile} in that mode (one compile per mode, expected)")
+    modes = f"{function} was compiled again as {recompile} in that mode (one compile per mode, expected)"
+    if len(changes) == 1:
+        module = change.name.removesuffix(".training")
+        mode = "training" if change.after == "True" else "eval"
+        return f"{verb} {module} to {mode} mode ({change.name} {change.before} → {change.after}): {modes}"
+    switched = " and ".join(
+        f"{_listed(names, 'modules')} to {'training' if after == 'True' else 'eval'} mode (training {before} → "
+        f"{after}{' each' if len(names) > 1 else ''})" for (before, after), names in by_value.items())
+    return f"{verb} {switched}: {modes}"
 
 
-def _listed(names: list[str]) -> str:
-    """`a`, `a and b`, `a, b and c`, `a, b, c, d and 5 more parameters` (at most MAX_NAMED_PARAMETERS names)."""
-    if len(names) > MAX_NAMED_PARAMETERS:
-        return f"{', '.join(names[:MAX_NAMED_PARAMETERS])} and {len(names) - MAX_NAMED_PARAMETERS} more parameters"
+def _listed(names: list[str], noun: str) -> str:
+    """`a`, `a and b`, `a, b and c`, `a, b, c, d and 5 more parameters` (at most MAX_NAMED names; noun: what they
+    are)."""
+    if len(names) > MAX_NAMED:
+        return f"{', '.join(names[:MAX_NAMED])} and {len(names) - MAX_NAMED} more {noun}"
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
