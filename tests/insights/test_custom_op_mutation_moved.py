@@ -1,4 +1,4 @@
-"""The moved reads of a custom op's undeclared write (op_mutations.CompiledCalls.moved_reads) on hostile output code and graphs
+"""The moved reads of a custom op's undeclared write (op_mutations.moved_reads.CompiledCalls.moved_reads) on hostile output code and graphs
 derived from the torch 2.13 fixture (tests/data/torch213/logs/custom_op_mutation.log.gz): blank lines, many calls,
 a call repeated. Its output code calls mylib.scale, then cpp_fused_add_mul_0, the kernel of Dynamo's `shifted = x + 1`
 (provenance: handle cpp_fused_add_mul_0:2), which Dynamo's graph computes before the call."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.analyses import op_mutations as module
+from compilescope.analyses.op_mutations import UndeclaredMutation, moved_reads
 from compilescope.analyses.op_mutations.analysis import MAX_MOVED_READS, op_mutations
 from compilescope.analyses.user_files import op_mutation_files
 from compilescope.ingest.reader import read_trace
@@ -38,10 +38,10 @@ def _index(lines: list[bytes], start: int, needle: bytes) -> int:
 
 
 @pytest.mark.parametrize("pattern, text", [
-    (module._WRAPPER_CALL, "    def call(self, args):"),
-    (module._SOURCE_NODES, "        # Topologically Sorted Source Nodes: [shifted, mul], Original ATen: [aten.add]"),
-    (module._CALLED, "        cpp_fused_add_mul_0(buf2, arg0_1)"),
-    (module._CALL_LINE, "        cpp_fused_add_mul_0.run(buf2, arg0_1)"),
+    (moved_reads._WRAPPER_CALL, "    def call(self, args):"),
+    (moved_reads._SOURCE_NODES, "        # Topologically Sorted Source Nodes: [shifted, mul], Original ATen: [aten.add]"),
+    (moved_reads._CALLED, "        cpp_fused_add_mul_0(buf2, arg0_1)"),
+    (moved_reads._CALL_LINE, "        cpp_fused_add_mul_0.run(buf2, arg0_1)"),
 ])
 def test_each_wrapper_pattern_matches_within_its_own_line(pattern, text):
     """Under re.M a leading `^\\s*` spans newlines: from each of n blank lines it ran to the end of the run, n^2 in all
@@ -92,7 +92,7 @@ def _with_calls(out: Path, graph_calls: int, wrapper_calls: int, wrapper_after_k
     return log
 
 
-def _scale(log: Path) -> module.UndeclaredMutation:
+def _scale(log: Path) -> UndeclaredMutation:
     (scale,) = [op for op in op_mutations_here(read_trace(log)).ops if op.op == "mylib::scale"]
     return scale
 
@@ -119,8 +119,8 @@ def test_many_calls_read_the_graph_and_code_once_and_list_a_bounded_number(tmp_p
     small, large = (read_trace(_with_calls(tmp_path, n, n)) for n in (200, 400))
     # (the files read first, as analyze() reads them: what op_mutations runs is counted)
     small_files, large_files = op_mutation_files(small), op_mutation_files(large)
-    parsed = record_calls(monkeypatch, module, "graph_nodes", lambda text: len(text))
-    loaded = record_calls(monkeypatch, module, "_node_kernels", lambda trace, entry: entry.compile_id)
+    parsed = record_calls(monkeypatch, moved_reads, "graph_nodes", lambda text: len(text))
+    loaded = record_calls(monkeypatch, moved_reads, "_node_kernels", lambda trace, entry: entry.compile_id)
     assert_linear(lines_run_here(op_mutations, small, small_files),
                   lines_run_here(op_mutations, large, large_files), "op_mutations of n calls")
     assert (len(parsed), len(loaded)) == (2, 2)  # (compile 0 of each log: compile 1's call of clamp_np is left out)

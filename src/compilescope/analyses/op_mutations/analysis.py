@@ -7,12 +7,10 @@ from __future__ import annotations
 from ...model.source_files import NO_FILES, SourceFiles
 from ...model.trace import Compile, Trace
 from ..userloc import UserLocation
-from . import (
-    CUSTOM_OP, NOT_FOUND, TRITON_OP, CompiledCalls, DroppedCall, MovedRead, OpCall, OpMutations, UndeclaredMutation,
-    UnreadSource,
-)
+from . import CUSTOM_OP, NOT_FOUND, TRITON_OP, DroppedCall, MovedRead, OpCall, OpMutations, UndeclaredMutation, UnreadSource
 from .calling_files import add_file_ops, import_roots, imported_files, importers, read_calling_files, read_lines
 from .graph_calls import found_calls
+from .moved_reads import CompiledCalls
 
 
 def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
