@@ -232,7 +232,7 @@ def _add_defined(found: dict[str, list[OpSource]], op: str, schema: ast.expr, li
     body_writes of each (function, tensors) already walked (one function registered for many ops is walked once)."""
     literal = _string(schema)
     arguments = schema_arguments(literal) if literal is not None else None
-    said = segment(text, schema) or unparsed(schema)
+    said = _segment(text, schema) or unparsed(schema)
     for impl in impls:
         args = impl.args
         parameters = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
@@ -255,7 +255,7 @@ def _add_defined(found: dict[str, list[OpSource]], op: str, schema: ast.expr, li
 _ENV_GETTERS = frozenset(("os.environ.get", "environ.get", "os.getenv", "getenv"))
 
 
-def segment(text: str, node: ast.expr) -> str | None:
+def _segment(text: str, node: ast.expr) -> str | None:
     """The source's own text of a node (its quotes kept: `{"x"}`, which ast.unparse would write `{'x'}`), bounded: one
     line's, as ast.get_source_segment cuts it (columns are UTF-8 offsets), from the file split once (_utf8_lines), not
     once a node as get_source_segment splits it."""
@@ -318,13 +318,13 @@ def named_value(tree: ast.Module, text: str, name: str, before: int) -> str | No
     if choice is None or stores != choice[0]:
         return None
     _, lines, chosen, otherwise, test = choice
-    chosen_text = segment(text, chosen) if literal_names(chosen) is not None else None
+    chosen_text = _segment(text, chosen) if literal_names(chosen) is not None else None
     if chosen_text is None:
         return None
     where = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
     if otherwise is None or test is None:
         return f"{where}: {chosen_text}"
-    other_text = segment(text, otherwise) if literal_names(otherwise) is not None else None
+    other_text = _segment(text, otherwise) if literal_names(otherwise) is not None else None
     condition = _condition(tree, text, test)
     if other_text is None or condition is None:
         return None
@@ -341,7 +341,7 @@ def _condition(tree: ast.Module, text: str, test: ast.expr) -> str | None:
                  and isinstance(s.targets[0], ast.Name) and s.targets[0].id == test.id]
         if len(bound) == 1 and (said := _env_condition(bound[0].value)) is not None:
             return said
-    return segment(text, test)
+    return _segment(text, test)
 
 
 def _bindings(tree: ast.Module, name: str) -> int | None:
