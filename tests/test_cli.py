@@ -14,7 +14,7 @@ import compilescope
 from compilescope.ingest.discover import discover
 from compilescope.location import local_output
 
-from .conftest import peer, report, run_cli, shared, skip_or_fail, torch213
+from .conftest import peer, report, run_cli, shared, skip_or_fail, torch213, torch214
 
 
 def test_missing_path_is_one_line_error(tmp_path, capsys):
@@ -488,13 +488,24 @@ def test_a_report_of_a_saved_analysis_prints_what_to_fix_first_as_the_log_does(t
 
 def test_summary_and_check_of_one_log_import_no_html_renderer_nor_the_ranks_reader():
     """They print to the terminal: Jinja2 and the HTML renderer (whose template cache the CLI turns on), the
-    multi-rank reader (worker processes) and, with no --profile, the run-time analysis are for other commands."""
+    multi-rank reader (worker processes) and, with no --profile, the run-time analysis are for other commands. A check
+    with no --baseline compares no two runs: the diff (analyses.diff and its modules) is for --baseline."""
     for argv in (["summary", str(torch213("training.log"))], ["check", str(torch213("training.log"))]):
         code = ("import sys; from compilescope.cli import main; rc = main(" + repr(argv) + "); "
-                "print(rc, sorted(m for m in sys.modules if m.startswith(('jinja2', 'compilescope.render.html')) or m in "
+                "print(rc, sorted(m for m in sys.modules if m.startswith(('jinja2', 'compilescope.render.html', "
+                "'compilescope.analyses.diff')) or m in "
                 "('compilescope.report_writer', 'compilescope.cli.multirank', 'compilescope.analyses.runtime')))")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
         assert out.splitlines()[-1] == "0 []", argv
+
+
+def test_check_with_a_baseline_still_imports_the_diff():
+    """The other side of the lazy import above: --baseline compares two runs, through the diff."""
+    argv = ["check", str(torch213("training.log")), "--baseline", str(torch214("training.log"))]
+    code = ("import sys; from compilescope.cli import main; rc = main(" + repr(argv) + "); "
+            "print(rc, 'compilescope.analyses.diff.runs' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "0 True"
 
 
 def test_version_imports_no_command_module():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.analyses.userloc import is_clipped_torch_file

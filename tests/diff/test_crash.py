@@ -17,7 +17,7 @@ import os
 import re
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import attach_crash_reports

@@ -12,9 +12,11 @@ from rich.console import Console
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
-from compilescope.analyses.diff import SECTION_LABELS, SECTIONS, RunFacts, TimeThreshold
-from compilescope.analyses.diff.facts import run_facts
-from compilescope.analyses.diff.printed_graphs import graph_nodes
+from compilescope.analyses.diff import SECTION_LABELS, SECTIONS
+from compilescope.analyses.run_facts import RunFacts
+from compilescope.analyses.time_threshold import TimeThreshold
+from compilescope.analyses.run_facts.collect import run_facts
+from compilescope.analyses.run_facts.printed_graphs import graph_nodes
 from compilescope.analyses.diff.runs import diff_report, diff_runs
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import MAX_NODES, print_diff

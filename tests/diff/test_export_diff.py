@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import RunFacts
-from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.run_facts import RunFacts
+from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.ingest.reader import read_trace
 

@@ -8,9 +8,9 @@ import json
 import re
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import TimeThreshold
+from compilescope.analyses.time_threshold import TimeThreshold
 from compilescope.analyses.diff.environment import renamed_options
-from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.ingest.reader import read_trace
 

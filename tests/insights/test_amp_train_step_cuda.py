@@ -91,7 +91,7 @@ def test_the_summary_says_what_to_do_about_gradscaler_once(capsys):
 
 def _facts(log):
     from compilescope.analyses.analyze import analyze
-    from compilescope.analyses.diff.facts import run_facts
+    from compilescope.analyses.run_facts.collect import run_facts
 
     with read_trace(str(log)) as trace:
         return run_facts(analyze(trace))

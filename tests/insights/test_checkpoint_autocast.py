@@ -11,7 +11,7 @@ from pathlib import Path
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.activation_checkpoint import activation_checkpointing
-from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.insights import insights

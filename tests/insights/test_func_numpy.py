@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from compilescope.analyses.diff.printed_graphs import graph_nodes
+from compilescope.analyses.run_facts.printed_graphs import graph_nodes
 from compilescope.analyses.graph_breaks.analysis import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles.advice import ADVICE

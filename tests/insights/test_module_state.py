@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles.advice import ADVICE

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.analyses.repeated_blocks import regional

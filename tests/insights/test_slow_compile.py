@@ -9,8 +9,8 @@ import json
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.diff import TimeThreshold
-from compilescope.analyses.diff.facts import run_facts
+from compilescope.analyses.time_threshold import TimeThreshold
+from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace

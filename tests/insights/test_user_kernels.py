@@ -10,8 +10,8 @@ import pytest
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff.compiled_code import user_kernel_changes
-from compilescope.analyses.diff.facts import run_facts
-from compilescope.analyses.diff.printed_graphs import graph_nodes
+from compilescope.analyses.run_facts.collect import run_facts
+from compilescope.analyses.run_facts.printed_graphs import graph_nodes
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources import is_user_source

@@ -1,7 +1,8 @@
 """Compile-health rules for CI (`compilescope check`): each rule passes or fails with one line saying why.
 
-Absolute rules read one run's facts; baseline rules compare it with a baseline run
-through the diff (analyses.diff), so frames and graph breaks are matched the same way.
+Absolute rules read one run's facts (analyses/run_facts/); baseline rules compare it with a baseline run
+through the diff (analyses.diff), so frames and graph breaks are matched the same way. The diff is imported only by
+the functions that compare two runs: a check of one run, the common CI gate, does not pay for it.
 """
 
 from __future__ import annotations
@@ -12,15 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
-from .diff import FrameFacts, RunFacts, TimeThreshold, most_failed_guard, short_path, unread_note
-from .diff.crash_and_warnings import crash_called_from, crash_line, failed_compiles
-from .diff.frames import frames_label, multiset_diff
-from .diff.runs import break_at, diff_runs, paired_ranks
-from .diff.timing import runtime_per_call, timelines_differ
 from .graph_breaks import resume_of
 from .op_mutations import DEFINE as DEFINE_FORM
 from .recompiles import CHANGE_LABELS
 from .recompiles.reasons import classify_change
+from .run_facts import FrameFacts, RunFacts, short_path
+from .run_facts.words import break_at, crash_called_from, crash_line, failed_compiles
+from .time_threshold import TimeThreshold
 from .unread import Unread
 from .userloc import is_python_library_file
 from ..model.records import dataclass
@@ -213,6 +212,8 @@ def _of_new_frames(base: RunFacts, run: RunFacts) -> str:
 def _grew_most(base: RunFacts, run: RunFacts) -> str:
     """"; most in step (adam.py:214): 0 → 5": the function of both runs whose recompiles grew most (a function only
     this run compiled is named by _of_new_frames)."""
+    from .diff.frames import frames_label  # here, as in each function comparing two runs: the diff is for --baseline
+
     grown = [(f.recompiles - base.frames[f.key].recompiles, f) for f in _user_frames(run) if f.key in base.frames]
     if not grown or max(d for d, _ in grown) <= 0:
         return ""
@@ -225,6 +226,9 @@ def _failing(base: FrameFacts, run: FrameFacts) -> str:
     """", 4 of them failing ___as_tensor(self.param_groups[0]['lr']).item() == one of 0.0047, … (optimizer
     hyperparameter)": the guard that failed most often in this run and not in the baseline, with what it checks in
     the recompiles analysis's words: what to make stable or dynamic."""
+    from .diff import most_failed_guard
+    from .diff.frames import multiset_diff
+
     _, new = multiset_diff(base.guard_failures, run.guard_failures)
     found = most_failed_guard(new, run.guard_words)
     if found is None:
@@ -301,7 +305,7 @@ def _compiled_where(facts: RunFacts, name: str) -> str:
 
 def _loader_crash(facts: RunFacts) -> bool:
     """The run crashed in torch's loader of an AOTInductor package after building it: Python was in aoti_load_package
-    (or what it calls), the log holds the package's wrapper and every compile it began ended (diff.facts._crash). A crash
+    (or what it calls), the log holds the package's wrapper and every compile it began ended (run_facts.collect._crash). A crash
     while compiling, or in loading a package this log did not build, is no-crash's, and so is one in facts saved
     before the key was kept."""
     return facts.crash is not None and bool(facts.crash.get("loading_built_aoti_package"))
@@ -608,6 +612,9 @@ def _export_issue(issue: dict[str, Any]) -> str:
 
 
 def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
+    from .diff import unread_note
+    from .diff.runs import diff_runs, paired_ranks
+
     # Ranks are paired as `diff` pairs them, except that a baseline of one log is every rank's: a gate compares each
     # rank of the run it passes (a single run log stands for the lowest rank of a baseline of ranks).
     if list(baseline) == [None] and len(runs) > 1:
@@ -755,6 +762,8 @@ def no_run_time(facts: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         return f"has a profile, {run.runtime['profile']}, that is not joined to its log ({run.runtime['not_joined']})"
     if baseline is not None and len(baseline) == 1:
         (base,) = baseline.values()
+        from .diff.timing import timelines_differ
+
         if base.runtime is not None and (why := timelines_differ(base.runtime, run.runtime)) is not None:
             return f"has {why}"
     return None
@@ -764,6 +773,8 @@ def _run_time(pairs: list[tuple[int | None, RunFacts, RunFacts]], ratio: float) 
     """baseline-run-time: per compile id both profiles ran, its kernel time per call, and where each ran one graph
     the GPU time per call of it (idle included: a launch-bound step's cost), under `ratio` times the baseline's. Both
     sides have a joined profile (no_run_time refused the others)."""
+    from .diff.timing import runtime_per_call
+
     name = "baseline-run-time"
     description = f"each compiled graph's GPU time per call under {ratio:g}x the baseline's (its profile's)"
     grew, seen = [], []

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..analyses.analyze import analyze
-from ..analyses.diff import DiffReport, RunFacts, TimeThreshold
-from ..analyses.diff.facts import run_facts
-from ..analyses.diff.runs import diff_report
+from ..analyses.run_facts import RunFacts
+from ..analyses.run_facts.collect import run_facts
+from ..analyses.time_threshold import TimeThreshold
 from .. import location
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
@@ -31,6 +31,7 @@ from ..output import OutputDir, report_destination, shown_output
 from .usage import require_at_least
 
 if TYPE_CHECKING:
+    from ..analyses.diff import DiffReport
     from ..analyses.rank_summary import RankSummary
 
 
@@ -233,6 +234,9 @@ class DiffCommand:
 
 def _compare(args: argparse.Namespace, threshold: TimeThreshold, output: OutputDir | None) -> DiffReport:
     """The diff of the two sides; with output, each side's report (a/, b/) and the diff page written there."""
+    # (here: `check` reads its sides with read_side, and one without --baseline compares nothing)
+    from ..analyses.diff.runs import diff_report
+
     sides: list[dict[int | None, RunFacts]] = []
     not_read: list[dict[int, str]] = []  # each side's ranks that could not be read
     for name, path in (("a", args.a), ("b", args.b)):
@@ -251,4 +255,4 @@ def _compare(args: argparse.Namespace, threshold: TimeThreshold, output: OutputD
     return report
 
 
-__all__ = ["DiffCommand", "DiffReport", "read_side", "side_logs", "add_threshold_arguments", "time_threshold"]
+__all__ = ["DiffCommand", "read_side", "side_logs", "add_threshold_arguments", "time_threshold"]

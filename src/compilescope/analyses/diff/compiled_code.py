@@ -9,7 +9,8 @@ from typing import Any
 
 from ...wording import count
 from ..user_kernels import launch_words
-from . import Change, RunDiff, RunFacts, short_path
+from ..run_facts import RunFacts, short_path
+from . import Change, RunDiff
 from .frames import frames_label
 
 

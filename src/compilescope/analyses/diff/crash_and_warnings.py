@@ -1,5 +1,6 @@
-"""What went wrong in a run: a native crash (one run only, or elsewhere), failed compiles as diff and check name them
-(failed_compiles), and the warnings torch printed, new or gone (those that report a failure told with it)."""
+"""What went wrong in a run, compared: a native crash (one run only, or elsewhere), and the warnings torch printed,
+new or gone (those that report a failure told with it). How one run's crash and failed compiles are said:
+run_facts/words.py."""
 
 from __future__ import annotations
 
@@ -7,34 +8,11 @@ from typing import Any
 
 from ...wording import possessive
 from ..torch_warnings import backward_error
-from . import Change, RunDiff, RunFacts, short_path
+from ..run_facts import RunFacts
+from ..run_facts.words import crash_called_from, crash_line
+from . import Change, RunDiff
 from .environment import torch_changed
 from .frames import multiset_diff
-
-
-def crash_line(crash: dict[str, Any]) -> str:
-    """`Segmentation fault in static_triton_launcher.py:291 (run) while running [0/1]'s compiled code`, as the
-    report's finding names it."""
-    return crash["headline"] + (f" {crash['during']}" if crash["during"] else "")
-
-
-def crash_called_from(crash: dict[str, Any] | None) -> str | None:
-    """`called from hf_gpt2_static_cache.py:22 in main`: the user's line on the crashed stack."""
-    return crash["called_from"] if crash is not None else None
-
-
-def failed_compiles(facts: RunFacts, failure: dict[str, Any], compile_ids: list[str] | None = None) -> str:
-    """Failed compiles as diff and check name them: "[0/2] train_step (train_step_pitfalls.py:31): Unsupported: Dynamo
-    recompile limit exceeded", with " at file.py:35" where torch logged where it failed in the frame; compile_ids
-    (the compiles that failed so, "[0/0], [0/1]") in place of the failure's own."""
-    frame = facts.frames.get(failure["frame"]) if failure.get("frame") else None
-    ids = ", ".join(compile_ids) if compile_ids else failure.get("compile_id")
-    who = " ".join(part for part in (ids, frame.label if frame else None) if part)
-    at = f" at {short_path(failure['source'])}" if failure.get("source") else ""
-    if failure.get("ran_eagerly"):  # no exception: the errors finding's words ("[0/0]: Dynamo skipped forward ...")
-        # (they name a frame not the user's, Python's library's, with the user's line that called it: run_facts)
-        return f"{ids or 'a compile'}: {failure['ran_eagerly']}{at}: {failure['reason']}"
-    return f"{who or 'a compile'}{at}: {failure['type']}: {failure['reason']}"
 
 
 def _crash_key(crash: dict[str, Any] | None) -> tuple | None:

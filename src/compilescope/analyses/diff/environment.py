@@ -12,7 +12,8 @@ import orjson
 
 from ...wording import count, format_seconds, possessive
 from ..userloc import is_python_library_file
-from . import Change, RunDiff, RunFacts
+from ..run_facts import RunFacts
+from . import Change, RunDiff
 
 
 def torch_changed(a: RunFacts, b: RunFacts) -> bool:

@@ -9,7 +9,8 @@ from typing import Any
 
 from ...wording import and_list, count, possessive, times
 from ..userloc import is_python_library_file
-from . import Change, FrameFacts, RunFacts
+from ..run_facts import FrameFacts, RunFacts
+from . import Change
 
 
 def frames_label(a: FrameFacts, b: FrameFacts, sides: tuple[str, str] = ("A", "B")) -> str:

@@ -16,22 +16,17 @@ from ..dynamic_shapes import number_text, placement_text, read_placement
 from ..status import MISSING, counts_text
 from ..unread import Unread
 from ..userloc import UserLocation
-from . import Change, DiffReport, RunDiff, RunFacts, SECTIONS, SideTotals, TimeThreshold, short_path
+from ..run_facts import RunFacts, short_path
+from ..run_facts.words import break_at, crash_line, failed_compiles, place_text
+from ..time_threshold import TimeThreshold
+from . import Change, DiffReport, RunDiff, SECTIONS, SideTotals
 from .compiled_code import (aoti_changes, checkpointing_changes, cudagraph_use_changes, export_dim_changes,
                             numerics_changes, user_kernel_changes)
-from .crash_and_warnings import crash_changes, crash_line, failed_compiles, warning_changes
+from .crash_and_warnings import crash_changes, warning_changes
 from .environment import config_changes, moved_onto, relocated_files, say_library_changes, step_changes, torch_changed
 from .frames import (afresh_text, avoidable_text, diff_graphs, frame_detail, frames_label, graphs_in_all, guard_words,
                      late_hook_changes, multiset_diff, recompiles_in_all, still_failing)
 from .timing import autotuning_changes, cache_cause, runtime_changes, served_yet_compiled, torch_cause, where_time_went
-
-
-def _at(file: str | None, line: int | None, torch_line: str | None = None) -> str:
-    """'at prog.py:12', or what the log lacks (a symbol torch logged with no user frame); "in torch's adam.py:229,
-    called at prog.py:24" where the user's line is the call into torch's (dynamic_shapes._location)."""
-    if file and torch_line:
-        return f"in torch's {torch_line}, called at {short_path(file)}:{line}"
-    return f"at {short_path(file)}:{line}" if file else "location not in the log"
 
 
 # Said after a break torch's own code makes on purpose (GraphBreak.by_torch: the optimizer's graph_break() in
@@ -39,14 +34,6 @@ def _at(file: str | None, line: int | None, torch_line: str | None = None) -> st
 BY_TORCH_GONE = (" (PyTorch's own break, made on purpose: B compiled none of the code that reaches it; not a break of "
                  "your code)")
 BY_TORCH_NEW = " (PyTorch's own break, made on purpose: nothing in your code to change)"
-
-
-def break_at(x: dict) -> str:
-    """Where a graph break is, for people: "at prog.py:12"; one in FSDP2's hooks "in FSDP2's hooks (torch's
-    _fsdp_common.py:30), called at prog.py:46", the user's call of the sharded module."""
-    if x.get("torch_line") and x.get("file"):
-        return f"in FSDP2's hooks (torch's {x['torch_line']}), called at {short_path(x['file'])}:{x['line']}"
-    return _at(x["file"], x["line"])
 
 
 def _break_key(b: dict) -> tuple:
@@ -297,7 +284,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     sym_b = [(sym["source"], sym["file"], sym["line"], sym.get("first_compile")) for sym in b.symbols
              if matched(sym) and not sym.get("retrace_of")]
     torch_lines = {(s["source"], s["file"], s["line"]): s.get("torch_line") for s in [*a.symbols, *b.symbols]}
-    placed = lambda s: _at(s[1], s[2], torch_lines.get(s[:3]))  # noqa: E731
+    placed = lambda s: place_text(s[1], s[2], torch_lines.get(s[:3]))  # noqa: E731
     # A name Dynamo made (a resume function's L['___stack0']) is said as the user's code has it; it is keyed by the name
     # still (the facts of an older run lack the words), and its words by the name and the line that used it: another
     # resume function's ___stack0 is another value.
@@ -474,7 +461,7 @@ def _unbacked_in_unmatched_frames(a: RunFacts, b: RunFacts, matched: Callable[[d
                 shown.setdefault((s["file"], s["line"]), s)
         if not shown:
             continue
-        said = ", ".join(f"{s['symbol']} {_at(s['file'], s['line'], s.get('torch_line'))}" for s in shown.values())
+        said = ", ".join(f"{s['symbol']} {place_text(s['file'], s['line'], s.get('torch_line'))}" for s in shown.values())
         title = (f"data-dependent values traced into the graph only in {side}, not breaking it: {count(len(shown), 'unbacked symbol')}, "
                  f"{said} (in functions compiled only in {side})")
         values = [{"symbol": s["symbol"], "file": s["file"], "line": s["line"]} for s in shown.values()]

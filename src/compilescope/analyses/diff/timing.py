@@ -10,7 +10,9 @@ from ...wording import and_list, count, format_kernel_time, format_seconds, form
 from ..autotuning import config_items
 from ..caches import CACHES
 from ..compile_time import PHASE_LABELS
-from . import Change, RunDiff, RunFacts, TimeThreshold
+from ..run_facts import RunFacts
+from ..time_threshold import TimeThreshold
+from . import Change, RunDiff
 
 
 # Two profiles of one program differ by a few percent from run to run: a graph's kernel time per call, or the GPU time

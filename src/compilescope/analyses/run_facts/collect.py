@@ -1,4 +1,4 @@
-"""One run reduced to what `diff` compares: run_facts makes a RunFacts from one rank's Results (its analyses taken as
+"""One run reduced to what `diff` compares and `check` gates: run_facts makes a RunFacts from one rank's Results (its analyses taken as
 they are; only config, graph nodes and kernel counts are read from the trace), masking what differs from run to run
 (object addresses, generated file numbers, paths in the config). Also run_headline, the figures a run hub lists."""
 
