@@ -27,38 +27,38 @@ from dataclasses import field
 from functools import cached_property
 from typing import Any, Callable, Iterable
 
-from ..decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
-from ..lazy_regex import lazy_compile
-from ..location import NOT_A_FILE, NOT_HERE, TOO_BIG
-from ..model.ids import CompileId, compilation_key
-from ..model.names import safe_stem
-from ..model.trace import Compile, Frame, Trace
-from ..model.payloads import PayloadRef
-from ..model.source_files import NO_FILES, SourceFiles
-from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
-from .autotuning import Autotuning, autotuning
-from .aoti import Aoti
-from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
-from .crash import Crashes
-from .dynamic_shapes import DynamicShapes, dynamic_shapes
-from .errors import CompileErrors, metrics_number
-from .graph_breaks import EXPLICIT_BREAK, GraphBreaks, resume_of
-from .graph_breaks.analysis import graph_breaks
-from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, parse_reason
-from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
-from .installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
-from .numerics import Numerics, numerics
-from .op_mutations import OpMutations
-from .op_mutations.analysis import op_mutations
-from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
-from .recompiles import Recompiles
-from .recompiles.analysis import recompiles
-from .stack_values import StackValues, name_stack_values
-from .state_lines import state_lines
-from .user_kernels import UserKernels, user_kernels
-from .userloc import UserLocation, is_torch_file, is_triton_file, numpy_in_words, traceback_frames
-from ..model.records import dataclass
-from ..wording import format_seconds
+from ...decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
+from ...lazy_regex import lazy_compile
+from ...location import NOT_A_FILE, NOT_HERE, TOO_BIG
+from ...model.ids import CompileId, compilation_key
+from ...model.names import safe_stem
+from ...model.trace import Compile, Frame, Trace
+from ...model.payloads import PayloadRef
+from ...model.source_files import NO_FILES, SourceFiles
+from ..activation_checkpoint import ActivationCheckpointing, activation_checkpointing
+from ..autotuning import Autotuning, autotuning
+from ..aoti import Aoti
+from ..compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
+from ..crash import Crashes
+from ..dynamic_shapes import DynamicShapes, dynamic_shapes
+from ..errors import CompileErrors, metrics_number
+from ..graph_breaks import EXPLICIT_BREAK, GraphBreaks, resume_of
+from ..graph_breaks.analysis import graph_breaks
+from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, parse_reason
+from ..fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
+from ..installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
+from ..numerics import Numerics, numerics
+from ..op_mutations import OpMutations
+from ..op_mutations.analysis import op_mutations
+from ..provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
+from ..recompiles import Recompiles
+from ..recompiles.analysis import recompiles
+from ..stack_values import StackValues, name_stack_values
+from ..state_lines import state_lines
+from ..user_kernels import UserKernels, user_kernels
+from ..userloc import UserLocation, is_torch_file, is_triton_file, numpy_in_words, traceback_frames
+from ...model.records import dataclass
+from ...wording import format_seconds
 
 SCHEMA_VERSION = 1
 MAX_SOURCE_BYTES = 4 << 20  # a user source bigger than this is not read from disk
