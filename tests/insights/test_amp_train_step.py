@@ -245,7 +245,7 @@ def test_each_gradscaler_break_says_dynamo_never_traces_torch_amp(capsys):
 def test_the_source_page_says_the_break_at_scaler_step_is_torchs_own(tmp_path, capsys):
     # torch placed [3/0]'s break in its own optimizer.py:79 (_use_grad's torch._dynamo.graph_break()); the innermost
     # frame of the program in its traceback is line 46, scaler.step(opt), where the source page lists it.
-    from compilescope.analyses.sources import analyze_sources
+    from compilescope.analyses.sources.analysis import analyze_sources
 
     [raw] = [b for b in _raw_breaks(LOG) if b["compile_id"] == "3/0"]
     traceback = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', raw["payload"].split("User code traceback:")[1])

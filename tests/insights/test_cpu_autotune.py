@@ -12,7 +12,7 @@ import pytest
 from compilescope.analyses.autotuning import autotuning
 from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.freezing import freezing
-from compilescope.analyses.sources import analyze_sources
+from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import report, run_cli, torch213

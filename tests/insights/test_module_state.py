@@ -18,7 +18,7 @@ from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles.advice import ADVICE
-from compilescope.analyses.sources import analyze_sources
+from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
@@ -319,8 +319,8 @@ def test_one_analysis_parses_each_guard_tree_once_and_compares_recompiles_once(m
     # what else changed, expected or avoidable and the list's length history all read the 7 trees of the log: each
     # is parsed once, and the source pages read the insights' recompiles rather than working them out again
     # (by import_module: the package's names insights and recompiles are the functions, not their modules)
-    insights_module, recompiles_module, sources_module = (
-        importlib.import_module(f"compilescope.analyses.{name}") for name in ("insights", "recompiles", "sources"))
+    insights_module, recompiles_module, sources_module = (importlib.import_module(f"compilescope.analyses.{name}")
+                                                          for name in ("insights", "recompiles", "sources.analysis"))
 
     trees = _artifacts(_text("module_state.log.gz"), "dynamo_cpp_guards_str")
     assert len(trees) == 7
@@ -444,7 +444,7 @@ def test_the_marked_lines_are_shown_but_not_counted_as_lines_the_log_quotes(tmp_
     """state_lines reads its lines from the file itself: comparing them with that file cannot disagree, so the page's
     "every line the log quotes (N) agrees with it" counts what it counts without them, and the file is still shown
     whole, the marked lines with their text."""
-    import compilescope.analyses.sources as sources_module
+    import compilescope.analyses.sources.analysis as sources_module
 
     program = torch213("module_state.log.gz").parents[1] / "programs" / "module_state.py"
     log = torch213_moved("module_state.log.gz", tmp_path)

@@ -15,7 +15,8 @@ import html
 import re
 
 from compilescope.analyses.graph_breaks import resume_of
-from compilescope.analyses.sources import analyze_sources, graph_break_sites
+from compilescope.analyses.sources.analysis import analyze_sources
+from compilescope.analyses.sources.break_sites import graph_break_sites
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import TORCH213_LOGS, cuda211, run_cli, torch214

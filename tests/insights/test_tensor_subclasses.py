@@ -20,7 +20,7 @@ from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.errors import FULLGRAPH_STEP
 from compilescope.analyses.insights import Finding, insights
 from compilescope.analyses.recompiles.advice import ADVICE
-from compilescope.analyses.sources import analyze_sources
+from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.analyses.status import compile_statuses
 from compilescope.ingest.reader import read_trace
 from compilescope.render.html.env import code_spans

@@ -14,7 +14,7 @@ from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.run_facts.printed_graphs import graph_nodes
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.provenance import is_users_file
-from compilescope.analyses.sources import is_user_source
+from compilescope.analyses.sources.file_text import is_user_source
 from compilescope.analyses.user_kernels import UserKernels
 from compilescope.analyses.userloc import is_torch_file, is_triton_file
 from compilescope.ingest.reader import read_trace

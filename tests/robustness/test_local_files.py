@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import re
 
-from compilescope.analyses.sources import MAX_SOURCE_BYTES
+from compilescope.analyses.sources.file_text import MAX_SOURCE_BYTES
 from compilescope.ingest.stderr import MAX_LINE
 
 from ..conftest import CUDA211_LOGS, TORCH213_LOGS, cuda211, shared
@@ -25,24 +25,25 @@ def test_only_a_regular_file_within_the_bound_is_read_by_the_pages_and_the_kerne
     local_files(tmp_path, PROGRAM, MAX_SOURCE_BYTES + 1)
     run_python(f"""
 from compilescope import location
-from compilescope.analyses import sources, user_kernels
+from compilescope.analyses import user_kernels
+from compilescope.analyses.sources import file_text
 from compilescope.ingest.source_files import read_source_files
 d = {str(tmp_path)!r}
 program = open({str(PROGRAM)!r}, encoding='utf-8').read().splitlines()
-assert location.read_local_lines(d + '/copy.py', sources.MAX_SOURCE_BYTES) == (tuple(program), '')
-refused = {{name: location.read_local_lines(d + '/' + name, sources.MAX_SOURCE_BYTES)
+assert location.read_local_lines(d + '/copy.py', file_text.MAX_SOURCE_BYTES) == (tuple(program), '')
+refused = {{name: location.read_local_lines(d + '/' + name, file_text.MAX_SOURCE_BYTES)
             for name in ('fifo.py', 'folder.py', 'zero.py', 'huge.py', 'gone.py', 'a\\0b.py', 'copy.py/x.py')}}
 assert refused == {{'fifo.py': (None, location.NOT_A_FILE), 'folder.py': (None, location.NOT_A_FILE),
                     'zero.py': (None, location.NOT_A_FILE), 'huge.py': (None, location.TOO_BIG),
                     'gone.py': (None, location.NOT_HERE), 'a\\0b.py': (None, location.NOT_HERE),
                     'copy.py/x.py': (None, location.NOT_HERE)}}, refused
 # the bound is the caller's: the kernels' is twice the pages'
-assert location.read_local_lines(d + '/huge.py', user_kernels._MAX_SOURCE_BYTES).lines == ('\\0' * (sources.MAX_SOURCE_BYTES + 1),)
+assert location.read_local_lines(d + '/huge.py', user_kernels._MAX_SOURCE_BYTES).lines == ('\\0' * (file_text.MAX_SOURCE_BYTES + 1),)
 # the source pages say why, each in its words; a file whose lines agree with the log's quotes is read (by ingest, as
 # analyze() reads the pages' files: ingest/source_files, read_local_bytes beneath)
 quoted = {{1: program[0].strip()}}
-assert sources._read_disk(d + '/copy.py', quoted, read_source_files([d + '/copy.py']))[0] == program
-said = {{name: sources._read_disk(d + '/' + name, quoted, read_source_files([d + '/' + name])) for name in ('fifo.py', 'folder.py', 'zero.py', 'huge.py', 'gone.py', 'a\\0b.py')}}
+assert file_text.read_disk(d + '/copy.py', quoted, read_source_files([d + '/copy.py']))[0] == program
+said = {{name: file_text.read_disk(d + '/' + name, quoted, read_source_files([d + '/' + name])) for name in ('fifo.py', 'folder.py', 'zero.py', 'huge.py', 'gone.py', 'a\\0b.py')}}
 assert said == {{'fifo.py': (None, 'the path on this machine is not a regular file'),
                  'folder.py': (None, 'the path on this machine is not a regular file'),
                  'zero.py': (None, 'the path on this machine is not a regular file'),

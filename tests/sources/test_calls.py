@@ -14,7 +14,9 @@ import os
 import re
 from pathlib import Path
 
-from compilescope.analyses.sources import LineNotes, analyze_sources, is_user_source
+from compilescope.analyses.sources import LineNotes
+from compilescope.analyses.sources.analysis import analyze_sources
+from compilescope.analyses.sources.file_text import is_user_source
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import cuda211, line_holding, report, torch213

@@ -17,9 +17,10 @@ from typing import Callable
 
 import pytest
 
-from compilescope.analyses import sources
+from compilescope.analyses.installed_guards import GUARDS_ARTIFACT
 from compilescope.analyses.provenance import analyze_provenance
-from compilescope.analyses.sources import is_user_source
+from compilescope.analyses.sources.analysis import analyze_sources
+from compilescope.analyses.sources.file_text import is_user_source
 from compilescope.ingest.reader import read_trace
 
 from ..analysis_files import read_sources
@@ -327,7 +328,7 @@ def test_installed_guards_are_read_one_payload_at_a_time(monkeypatch):
             alive[0] -= 1
 
     with read_trace(str(torch213("recompiles.log"))) as trace:
-        guards = {id(a.payload) for c in trace.compiles.values() for a in c.artifacts if a.name == sources.GUARDS_ARTIFACT}
+        guards = {id(a.payload) for c in trace.compiles.values() for a in c.artifacts if a.name == GUARDS_ARTIFACT}
         read = trace.payload_text
 
         def counted(ref):
@@ -338,7 +339,7 @@ def test_installed_guards_are_read_one_payload_at_a_time(monkeypatch):
             return Held(read(ref))
 
         monkeypatch.setattr(trace, "payload_text", counted)
-        found = sources.analyze_sources(trace, provenance=analyze_provenance(trace))
+        found = analyze_sources(trace, provenance=analyze_provenance(trace))
     assert len(guards) >= 3 and most[0] == 1
     assert any(g.get("installed") for f in found.files for n in f.notes.values() for g in n.guards)
 

@@ -11,7 +11,7 @@ from .failures import failures_and_restarts
 from .insights import insights
 from .provenance import analyze_provenance
 from .results import Results
-from .sources import note_sources, source_pages
+from .sources.analysis import note_sources, source_pages
 from .transformed import transformed_code
 from .stack_trie import build_stack_trie, outside_stacks
 from .status import compile_statuses

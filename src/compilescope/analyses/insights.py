@@ -49,7 +49,7 @@ from .status import compiled_attempts
 from .unread import Unread, unread
 from .user_kernels import UserKernels, user_kernels
 from ..wording import and_list, count, format_seconds, format_us, times
-from .sources import add_eager_lines, graph_break_sites
+from .sources.break_sites import add_eager_lines, graph_break_sites
 from .stack_values import StackValues
 from .userloc import UserLocation, is_python_library_file
 from ..model.records import dataclass

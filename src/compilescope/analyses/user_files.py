@@ -15,7 +15,8 @@ from . import state_lines, user_kernels
 from .op_mutations.calling_files import files_wanted, modules_wanted, package_markers
 from .recompiles import Recompiles
 from .recompiles.analysis import recompiles
-from .sources import NotedSources, Sources, note_sources, source_pages
+from .sources import Sources
+from .sources.analysis import NotedSources, note_sources, source_pages
 from .stack_values import StackValues
 
 

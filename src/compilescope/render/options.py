@@ -84,7 +84,7 @@ class LineLink(NamedTuple):
 
 def line_link(filename: str | None, line: int | None, sources: Sources, trace: Trace) -> LineLink | None:
     """The page that shows a named line of code (a stack's frame, a graph break's place): the source page of a user's
-    file at the row that shows the line, where the report has one (analyses/sources.py: its files); else the page of a
+    file at the row that shows the line, where the report has one (analyses/sources/: its files); else the page of a
     source torch dumped (`<eval_with_key>.5`, compiled autograd's graph) at that line; else None. Every page links a
     line through here, so a frame lands on the same page wherever a stack is shown; its title, the path then what the
     page shows of the line, says which."""

@@ -353,8 +353,8 @@ class GraphBreak:
     hints: list[str] = field(default_factory=list)
     docs_url: str | None = None
     text: str = ""  # the reason as torch wrote it (without the tracebacks)
-    eager_lines: list[UserLocation] = field(default_factory=list)  # ran eagerly because of it (analyses.sources)
-    resume_functions: list[str] = field(default_factory=list)  # took over after it (analyses.sources)
+    eager_lines: list[UserLocation] = field(default_factory=list)  # ran eagerly because of it (sources.break_sites)
+    resume_functions: list[str] = field(default_factory=list)  # took over after it (sources.break_sites)
     # The call Dynamo did not trace still ran the functions it calls, and Dynamo compiled those as frames of their
     # own (an LR scheduler's wrapper of opt.step, in a file Dynamo skips, then Adam.step compiled as [2/0]).
     compiled_callees: list[CompiledCallee] = field(default_factory=list)

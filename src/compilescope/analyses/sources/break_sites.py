@@ -1,0 +1,106 @@
+"""The distinct graph breaks (reason and innermost user line) read from their user tracebacks, with the lines that
+ran eagerly because of each and the resume functions that took over after it (graph_break_sites); the summary's
+breaks given those lines (add_eager_lines)."""
+
+from __future__ import annotations
+
+from ...model.ids import compilation_key
+from ...model.trace import Trace
+from ..compiled_frames import compiled_frame
+from ..graph_breaks import GraphBreaks, resume_of
+from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, parse_reason
+from ..userloc import UserLocation, traceback_frames
+from . import GraphBreakSite, resumed_function
+from .file_text import Quotes, is_user_source
+
+
+def _user_traceback(text: str) -> str:
+    if "User code traceback:" not in text:
+        return ""
+    body = text.rsplit("User code traceback:", 1)[1]
+    return body.split("Traceback (most recent call last):", 1)[0]
+
+
+def _eager_frames(frames: list[UserLocation], compiled_name: str | None) -> list[UserLocation]:
+    """The traceback from the compiled frame inward: those statements ran eagerly after the break."""
+    if compiled_name:
+        for i in range(len(frames) - 1, -1, -1):
+            if frames[i].function == compiled_name:
+                return frames[i:]
+    return frames[-1:]
+
+
+def resume_frames(trace: Trace) -> dict[tuple[str, int, str], list[str]]:
+    """(path, line, torch's name) -> compile ids of the resume functions `torch_dynamo_resume_in_<f>_at_<line>`."""
+    found: dict[tuple[str, int, str], list[str]] = {}
+    for entry in trace.sorted_compiles():
+        frame = compiled_frame(entry)
+        if frame is None:
+            continue
+        resumed = resume_of(frame[2])
+        if resumed is not None:
+            ids = found.setdefault((frame[0], resumed[1], frame[2]), [])
+            if compilation_key(entry.compile_id) not in ids:
+                ids.append(compilation_key(entry.compile_id))
+    return found
+
+
+def graph_break_sites(trace: Trace, quotes: Quotes | None = None) -> list[GraphBreakSite]:
+    """Distinct graph breaks with the lines that ran eagerly because of them and the resume functions after them."""
+    sites: dict[tuple, GraphBreakSite] = {}
+    statements: dict[int, set[tuple[str, int]]] = {}  # break -> the statements of compiled frames it stopped at
+    for entry in trace.sorted_compiles():
+        key = compilation_key(entry.compile_id)
+        frame = compiled_frame(entry)
+        for artifact in entry.artifacts:
+            if artifact.name != GRAPH_BREAK_ARTIFACT or artifact.payload is None:
+                continue
+            text = trace.payload_text(artifact.payload)
+            frames = traceback_frames(_user_traceback(text))
+            if quotes is not None:
+                for f in frames:
+                    quotes.add(f.filename, f.line, f.code, f.function)
+            user = [f for f in frames if is_user_source(f.filename)]
+            if not user:
+                continue
+            reason = parse_reason(text)["reason"]
+            inner = user[-1]
+            site = sites.get((reason, inner.key))
+            if site is None:
+                site = sites[(reason, inner.key)] = GraphBreakSite(len(sites), reason, inner)
+                header = BREAK_HEADER.search(text)
+                if header is not None and not is_user_source(header["file"]):
+                    placed = (header["file"], int(header["line"]))
+                    function = next((f.function for f in reversed(frames) if f.key == placed), None)
+                    site.torch_location = UserLocation(placed[0], placed[1], function)
+            if key not in site.compile_ids:
+                site.compile_ids.append(key)
+            # User tracebacks name a resume function by the function it resumes.
+            compiled_name = frame[2] if frame else None
+            compiled_name = resumed_function(compiled_name) or compiled_name
+            eager = _eager_frames(user, compiled_name)
+            statements.setdefault(site.index, set()).add(eager[0].key)
+            for f in eager:
+                if f.key not in site.eager_lines:
+                    site.eager_lines.append(f.key)
+                if f.code:
+                    site.quoted.setdefault(f.key, f.code)
+    # A resume function `torch_dynamo_resume_in_f_at_N` took over after the break whose eager statement is f's line N.
+    resumes = resume_frames(trace)
+    for site in sites.values():
+        for path, line in sorted(statements.get(site.index, ())):
+            for (rpath, rline, name) in resumes:
+                if rpath == path and rline == line and name not in site.resume_functions:
+                    site.resume_functions.append(name)
+    return sorted(sites.values(), key=lambda s: s.index)
+
+
+def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
+    """Each distinct graph break of the summary gets the lines that ran eagerly because of it."""
+    by_key = {(s.reason, s.location.key): s for s in sites}
+    for brk in breaks.breaks:
+        site = by_key.get((brk.reason, brk.location.key)) if brk.location else None
+        if site is None:
+            continue
+        brk.eager_lines = [UserLocation(p, n, None, site.quoted.get((p, n))) for p, n in site.eager_lines]
+        brk.resume_functions = list(site.resume_functions)
