@@ -12,50 +12,50 @@ from collections import Counter
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from ..lazy_regex import lazy_compile
-from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
-from ..model.source_files import NO_FILES, SourceFiles
-from ..model.trace import Trace
-from .aoti import CHECK_ENV, BUILD_EVENT, HEADER_EVENT, Aoti, AotiPackage, aoti
-from .autotuning import Autotuning, autotuning
-from .caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
-from .freezing import Freezing, freezing
-from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
-from .crash import AOTI_LOADER, STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
-from .compile_time import (PHASE_LABELS, STILL_COMPILING, CompileTimes, as_export_time, compile_times, ends_during,
+from ...lazy_regex import lazy_compile
+from ...model.ids import NO_COMPILE_ID, CompileId, compilation_key
+from ...model.source_files import NO_FILES, SourceFiles
+from ...model.trace import Trace
+from ..aoti import CHECK_ENV, BUILD_EVENT, HEADER_EVENT, Aoti, AotiPackage, aoti
+from ..autotuning import Autotuning, autotuning
+from ..caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
+from ..freezing import Freezing, freezing
+from ..cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
+from ..crash import AOTI_LOADER, STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
+from ..compile_time import (PHASE_LABELS, STILL_COMPILING, CompileTimes, as_export_time, compile_times, ends_during,
                            name_aoti_rows, unfinished_compiles)
-from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
-from .empty_graphs import EmptyGraphs, empty_graphs
-from .repeated_blocks import Regional, RepeatedBlocks, regional
-from .dynamic_shapes import (FLOAT_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text,
+from ..activation_checkpoint import ActivationCheckpointing, activation_checkpointing
+from ..empty_graphs import EmptyGraphs, empty_graphs
+from ..repeated_blocks import Regional, RepeatedBlocks, regional
+from ..dynamic_shapes import (FLOAT_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text,
                              value_name)
-from .environment import Environment, TorchTestSetting, environment
-from .errors import CompileError, CompileErrors, compile_errors
-from .export import ExportReport, export_report
-from .graph_breaks import DDP_ADVICE, FSDP2_ADVICE, GraphBreak, GraphBreaks, function_label, skipped_cause, skipped_title
-from .graph_breaks.analysis import graph_breaks
-from .recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles
-from .recompiles.backward_and_resets import BACKWARD_LABEL_HELP
-from .recompiles.analysis import recompiles
-from .recompiles.links import link_specializations, link_times, name_failing_guards
-from .numpy_graphs import NumpyInGraphs, numpy_in_graphs
-from .numerics import RANDOM_ADVICE, Numerics, numerics
-from .op_mutations import OpMutations, UndeclaredMutation
-from .op_mutations.analysis import op_mutations
-from .torch_warnings import KNOWN as KNOWN_WARNINGS
-from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
+from ..environment import Environment, TorchTestSetting, environment
+from ..errors import CompileError, CompileErrors, compile_errors
+from ..export import ExportReport, export_report
+from ..graph_breaks import DDP_ADVICE, FSDP2_ADVICE, GraphBreak, GraphBreaks, function_label, skipped_cause, skipped_title
+from ..graph_breaks.analysis import graph_breaks
+from ..recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles
+from ..recompiles.backward_and_resets import BACKWARD_LABEL_HELP
+from ..recompiles.analysis import recompiles
+from ..recompiles.links import link_specializations, link_times, name_failing_guards
+from ..numpy_graphs import NumpyInGraphs, numpy_in_graphs
+from ..numerics import RANDOM_ADVICE, Numerics, numerics
+from ..op_mutations import OpMutations, UndeclaredMutation
+from ..op_mutations.analysis import op_mutations
+from ..torch_warnings import KNOWN as KNOWN_WARNINGS
+from ..torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
-from .status import compiled_attempts
-from .unread import Unread, unread
-from .user_kernels import UserKernels, user_kernels
-from ..wording import and_list, count, format_seconds, format_us, times
-from .sources.break_sites import add_eager_lines, graph_break_sites
-from .stack_values import StackValues
-from .userloc import UserLocation, is_python_library_file
-from ..model.records import dataclass
+from ..status import compiled_attempts
+from ..unread import Unread, unread
+from ..user_kernels import UserKernels, user_kernels
+from ...wording import and_list, count, format_seconds, format_us, times
+from ..sources import add_eager_lines, graph_break_sites
+from ..stack_values import StackValues
+from ..userloc import UserLocation, is_python_library_file
+from ...model.records import dataclass
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from ..runtime import Runtime
 
 SCHEMA_VERSION = 2
 
@@ -804,7 +804,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     compared = ins.runtime.comparison if ins.runtime else None
     asked = None  # the finding a user asked for by giving both profiles: first of its severity, whatever its section
     if compared is not None:
-        from .runtime.findings import comparison_finding  # here: only a log given with a profile pays for the runtime analysis
+        from ..runtime.findings import comparison_finding  # here: only a log given with a profile pays for the runtime analysis
 
         finding = comparison_finding(compared)
         if finding is not None:
@@ -843,7 +843,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             ins.dynamic_shapes.specializations, exported, ins.dynamic_shapes.dynamic_compiles)) is not None:
         out.append(specialized)
     if ins.runtime:
-        from .runtime.findings import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
+        from ..runtime.findings import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
 
         for profile in ins.runtime.profiles:
             if compared is not None and profile.source == compared.eager and not profile.compiled:
@@ -1020,7 +1020,7 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runti
         out.append(Finding(severity, "raised" if w.raised else "warnings", w.name, f"{where}{cost}{w.advice}"))
     if runtime and not any(w.name == NO_TF32 for w in printed.warnings):
         # torch warns on stderr only, which a user may not have kept: the profile shows the float32 GEMMs by itself
-        from .runtime.findings import tf32_unused  # here: only a log given with a profile pays for the runtime analysis
+        from ..runtime.findings import tf32_unused  # here: only a log given with a profile pays for the runtime analysis
 
         shown = next((c for p in runtime.profiles if (c := tf32_unused(p))), None)
         if shown:
@@ -1036,7 +1036,7 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runti
 def _matmul_cost(runtime: Runtime) -> str:
     """"in profile.json the matmuls' kernels took 95% of the GPU time (33 ms, aten::mm); ": what TF32 would speed up,
     from the profile of the compiled run (the first profile where none is), where its matmuls took any time."""
-    from .runtime.findings import matmul_time  # here: only a log given with a profile pays for the runtime analysis
+    from ..runtime.findings import matmul_time  # here: only a log given with a profile pays for the runtime analysis
 
     profile = next((p for p in runtime.profiles if p.compiled), runtime.profiles[0] if runtime.profiles else None)
     if profile is None:
