@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compilescope.analyses.insights import Insights, insights
+from compilescope.analyses.insights import Insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.op_mutations import OpMutations
 from compilescope.analyses.op_mutations.analysis import op_mutations
 from compilescope.analyses.provenance import Provenance, analyze_provenance

@@ -37,7 +37,7 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.graph_breaks.reason_text._DOCS",
     "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",
     "compilescope.analyses.installed_guards.GUARD_LINE", "compilescope.analyses.installed_guards._TYPE",
-    "compilescope.analyses.insights._TENSOR_NAME",
+    "compilescope.analyses.insights.graph_breaks_and_recompiles.TENSOR_NAME",
     "compilescope.analyses.userloc._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",
     "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
     "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",

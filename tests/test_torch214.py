@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from compilescope.analyses.export import export_report
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.transformed import transformed_code
 from compilescope.ingest.reader import read_trace

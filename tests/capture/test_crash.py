@@ -26,7 +26,7 @@ import textwrap
 import pytest
 
 from compilescope.analyses.crash import parse_crash
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import attach_crash_reports
 

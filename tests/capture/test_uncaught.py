@@ -21,7 +21,7 @@ import textwrap
 import pytest
 
 from compilescope.analyses.crash import parse_crash
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.crash_files import crash_headline, ending, read_crash_file
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import CrashReport

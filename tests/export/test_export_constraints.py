@@ -7,7 +7,8 @@ from functools import lru_cache
 
 from compilescope.analyses.errors import DYNAMO, EXPORT_STEPS, EXPORT_STRICT_LABEL, NEXT_STEPS
 from compilescope.analyses.export import export_report
-from compilescope.analyses.insights import Insights, insights
+from compilescope.analyses.insights import Insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213

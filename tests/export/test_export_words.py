@@ -10,7 +10,8 @@ import pytest
 from rich.console import Console
 
 from compilescope.analyses.export import ExportReport, export_report
-from compilescope.analyses.insights import Insights, insights
+from compilescope.analyses.insights import Insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from compilescope.analyses.insights import Insights, insights
+from compilescope.analyses.insights import Insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213

@@ -13,7 +13,7 @@ import gzip
 import json
 import re
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, bench_module, run_cli, torch213

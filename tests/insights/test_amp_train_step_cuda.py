@@ -9,7 +9,7 @@ import html
 import json
 import re
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, cuda211, report, run_cli

@@ -12,7 +12,7 @@ import pytest
 from compilescope.analyses.caches import CacheEvent, Caches, CompileCache
 from compilescope.analyses.compile_time import PHASES, CompileTimes, Segment, TimelineRow
 from compilescope.analyses.graph_breaks.reason_text import parse_reason
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.model.ids import NO_COMPILE_ID
 from compilescope.analyses.recompiles.reasons import classify_change, parse_reason as parse_guard, reasons_payload

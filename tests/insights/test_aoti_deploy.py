@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 from compilescope.analyses.aoti import CHECK_ENV, aoti
-from compilescope.analyses.insights import INFO, WARNING, insights
+from compilescope.analyses.insights import INFO, WARNING
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import line_holding, torch213

@@ -13,7 +13,8 @@ from pathlib import Path
 from compilescope.analyses.aoti import aoti
 from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.crash import crashes
-from compilescope.analyses.insights import ERROR, insights
+from compilescope.analyses.insights import ERROR
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.wording import format_seconds
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from compilescope.analyses.autotuning import autotuning_of
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.model.trace import COMPILE_EVENT_NAMES
 

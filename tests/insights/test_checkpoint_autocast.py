@@ -14,7 +14,7 @@ from compilescope.analyses.activation_checkpoint import activation_checkpointing
 from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.compile_time import compile_times
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import line_holding, report, run_cli, torch213

@@ -11,7 +11,7 @@ import gzip
 import json
 import re
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles import BACKWARD_REASONS_HINT
 from compilescope.analyses.recompiles.backward_and_resets import BACKWARD_LABEL_HELP
 from compilescope.ingest.reader import read_trace

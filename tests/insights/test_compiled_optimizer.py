@@ -14,7 +14,7 @@ import json
 import re
 
 from compilescope.analyses.graph_breaks import EXPLICIT_BREAK
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import CUDA211_LOGS, REPO, run_cli, torch213

@@ -11,7 +11,7 @@ import json
 import re
 
 from compilescope.analyses.cudagraphs import cudagraphs
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import cuda211, run_cli, shared
@@ -198,8 +198,8 @@ def test_a_cuda_graph_finding_names_a_resume_function_as_the_report_does():
     # own fields, names it as the summary's other sections do, not by torch's torch_dynamo_resume_in_f_at_23.
     from types import SimpleNamespace
 
-    from compilescope.analyses.insights import _cudagraphs_run_once
+    from compilescope.analyses.insights.cudagraphs import cudagraphs_run_once
 
-    [finding] = _cudagraphs_run_once(SimpleNamespace(ran_once=[SimpleNamespace(compile_id="[1/0]",
-                                                                              name="torch_dynamo_resume_in_f_at_23")]))
+    [finding] = cudagraphs_run_once(SimpleNamespace(ran_once=[SimpleNamespace(compile_id="[1/0]",
+                                                                             name="torch_dynamo_resume_in_f_at_23")]))
     assert finding.title.startswith("[1/0] (f (after its graph break at line 23)) ran once")

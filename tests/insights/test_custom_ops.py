@@ -144,7 +144,7 @@ def test_torchs_hint_that_eager_may_fail_too_is_set_aside_beside_a_missing_fake_
 
 
 def test_anomaly_modes_report_of_the_backward_error_is_said_with_the_failure_not_as_another_warning():
-    from compilescope.analyses.insights import insights
+    from compilescope.analyses.insights.analysis import insights
     from compilescope.analyses.torch_warnings import torch_warnings
 
     # The one warning compilescope recorded: printed in [1/0] while AOTAutograd traced the joint graph (between the

@@ -14,7 +14,7 @@ import json
 import re
 
 from compilescope.analyses.compile_time import STILL_COMPILING
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import report, run_cli, shared, torch213

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import cuda211, run_cli, torch213

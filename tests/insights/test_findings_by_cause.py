@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, skip_or_fail

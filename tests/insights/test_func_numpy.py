@@ -10,7 +10,7 @@ from pathlib import Path
 
 from compilescope.analyses.run_facts.printed_graphs import graph_nodes
 from compilescope.analyses.graph_breaks.analysis import graph_breaks
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.recompiles.analysis import recompiles
 from compilescope.ingest.reader import read_trace

@@ -7,7 +7,7 @@ import json
 
 from compilescope.analyses.failures import failures_and_restarts
 from compilescope.analyses.graph_breaks.analysis import graph_breaks
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213

@@ -88,7 +88,7 @@ def test_a_parameter_frozen_beside_more_mode_changes_than_are_looked_for_is_mark
     the same step as the loop over modules()): 72 changes, more than one step's changes looked for; torch's reason
     names drops[0]'s flag. The cap keeps the named change first and each kind's first changes, so line 55 is marked
     too (keeping the first 64 in tree order kept 64 mode changes and lost it)."""
-    from compilescope.analyses.insights import insights
+    from compilescope.analyses.insights.analysis import insights
     from compilescope.analyses.state_lines import MAX_STEP_CHANGES, _changes, _looked_for
 
     trees = _payloads("dynamo_cpp_guards_str")

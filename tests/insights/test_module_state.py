@@ -16,7 +16,7 @@ from rich.console import Console
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.ingest.reader import read_trace
@@ -319,8 +319,8 @@ def test_one_analysis_parses_each_guard_tree_once_and_compares_recompiles_once(m
     # what else changed, expected or avoidable and the list's length history all read the 7 trees of the log: each
     # is parsed once, and the source pages read the insights' recompiles rather than working them out again
     # (by import_module: the package's names insights and recompiles are the functions, not their modules)
-    insights_module, recompiles_module, sources_module = (importlib.import_module(f"compilescope.analyses.{name}")
-                                                          for name in ("insights", "recompiles", "sources.analysis"))
+    insights_module, recompiles_module, sources_module = (
+        importlib.import_module(f"compilescope.analyses.{name}") for name in ("insights.analysis", "recompiles", "sources"))
 
     trees = _artifacts(_text("module_state.log.gz"), "dynamo_cpp_guards_str")
     assert len(trees) == 7
@@ -333,7 +333,7 @@ def test_one_analysis_parses_each_guard_tree_once_and_compares_recompiles_once(m
                             analyses.append(module.__name__) or analyse(trace, *args))
     with read_trace(str(torch213("module_state.log.gz"))) as trace:
         results = analyze(trace)
-    assert analyses == ["compilescope.analyses.insights"]
+    assert analyses == ["compilescope.analyses.insights.analysis"]
     assert len(parsed) == 7
     assert {t.strip() for t in parsed} == {re.sub(r"(?m)^\t", "", t).strip() for t in trees.values()}
     assert results.insights.recompiles.frames[0].avoidable == ["[0/1]", "[0/2]", "[0/4]", "[0/6]"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.empty_graphs import made_no_graph
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, cuda211, run_cli, torch213, torch214

@@ -12,7 +12,7 @@ import gzip
 import re
 from pathlib import Path
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, cuda211, peer, run_cli, shared, torch213

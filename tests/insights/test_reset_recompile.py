@@ -8,7 +8,7 @@ import gzip
 import json
 import re
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.reasons import reasons_payload
 from compilescope.ingest.reader import read_trace
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from rich.console import Console
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 

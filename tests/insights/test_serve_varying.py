@@ -9,7 +9,7 @@ import json
 import os
 import re
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.recompiles.reasons import classify_change
 from compilescope.ingest.reader import read_trace

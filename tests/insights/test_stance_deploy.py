@@ -11,7 +11,7 @@ from pathlib import Path
 
 from compilescope.analyses.caches import caches
 from compilescope.analyses.graph_breaks.analysis import graph_breaks
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.torch_warnings import torch_warnings
 from compilescope.ingest.reader import read_trace
 

@@ -18,7 +18,8 @@ from compilescope.analyses.compile_summary import compile_summaries
 from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
 from compilescope.analyses.errors import FULLGRAPH_STEP
-from compilescope.analyses.insights import Finding, insights
+from compilescope.analyses.insights import Finding
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.analyses.status import compile_statuses

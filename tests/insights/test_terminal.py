@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from compilescope.analyses.insights import SECTIONS, insights
+from compilescope.analyses.insights import SECTIONS
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.torch_warnings import AUTOTUNE_CANDIDATE_FAILED, PENDING_BACKWARD, RECOMPILE_LIMIT
 from compilescope.ingest.reader import read_trace
 from compilescope.ingest.stderr import read_stderr_warnings, stderr_beside

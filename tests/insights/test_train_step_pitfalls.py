@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 import re
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.recompiles.reasons import classify_change
 from compilescope.ingest.reader import read_trace

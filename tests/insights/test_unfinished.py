@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import TORCH213_LOGS, run_cli

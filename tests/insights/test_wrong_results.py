@@ -24,7 +24,8 @@ from compilescope.analyses.diagnosis.reproduce import minify_plan
 from compilescope.analyses.diagnosis.seeds import imported_calls, module_seed, program_seed
 from compilescope.analyses.diagnosis.stage_outcome import stage_outcome
 from compilescope.analyses.diagnosis.verdict import decide
-from compilescope.analyses.insights import INFO, WARNING, insights
+from compilescope.analyses.insights import INFO, WARNING
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
 

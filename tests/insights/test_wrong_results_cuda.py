@@ -12,7 +12,8 @@ from pathlib import Path
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.run_facts.collect import run_facts
 from compilescope.analyses.diff.runs import diff_runs
-from compilescope.analyses.insights import INFO, WARNING, insights
+from compilescope.analyses.insights import INFO, WARNING
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
 

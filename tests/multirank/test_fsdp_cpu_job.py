@@ -19,7 +19,7 @@ from html import unescape
 
 import pytest
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.api import load
 
 from ..conftest import REPO

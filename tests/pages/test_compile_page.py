@@ -124,7 +124,7 @@ def test_compile_error_lines_link_to_the_output_code(tmp_path):
 
 def test_no_text_points_below_at_what_is_above(tmp_path):
     # The recompile advice follows the failing guards, on the page and in the terminal.
-    from compilescope.analyses.insights import insights
+    from compilescope.analyses.insights.analysis import insights
 
     with read_trace(str(torch213("recompiles.log"))) as trace:
         (limited,) = [f for f in insights(trace).recompiles.frames if f.hit_limit]
@@ -242,7 +242,7 @@ def test_graph_sizes_are_the_compiles_own(gpt2):
     """torch logs num_graph_breaks as the process's graph breaks so far: [3/0] (ForCausalLMLoss) compiled whole, with
     no graph break of its own, yet logged 2. ir_count is the bytecode Dynamo traced, not Inductor IR: [4/1] compiled an
     empty graph."""
-    from compilescope.analyses.insights import insights
+    from compilescope.analyses.insights.analysis import insights
     from compilescope.ingest.reader import read_trace
 
     with read_trace(str(shared(GPT2))) as trace:

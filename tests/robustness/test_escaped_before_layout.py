@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.invisible import INVISIBLE_CLASS
 from compilescope.render.terminal import print_summary

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.errors import CompilescopeError
 from compilescope.ingest.reader import read_trace
 from compilescope.model.stats import OUTCOMES

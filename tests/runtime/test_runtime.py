@@ -17,7 +17,7 @@ import pytest
 import compilescope
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.runtime.join import analyze_runtime
 from compilescope.ingest.profile import read_profile

@@ -1,0 +1,92 @@
+"""insights(trace): every per-topic analysis of one log, linked where one reads another's results, then ranked
+into findings (ranking.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...model.source_files import NO_FILES, SourceFiles
+from ...model.trace import Trace
+from ..activation_checkpoint import activation_checkpointing
+from ..aoti import aoti
+from ..autotuning import autotuning
+from ..caches import caches
+from ..compile_time import as_export_time, compile_times, name_aoti_rows, unfinished_compiles
+from ..crash import crashes
+from ..cudagraphs import cudagraphs
+from ..dynamic_shapes import dynamic_shapes
+from ..empty_graphs import empty_graphs
+from ..environment import environment
+from ..errors import compile_errors
+from ..export import ExportReport, export_report
+from ..freezing import freezing
+from ..graph_breaks.analysis import graph_breaks
+from ..numerics import numerics
+from ..numpy_graphs import numpy_in_graphs
+from ..op_mutations.analysis import op_mutations
+from ..recompiles.analysis import recompiles
+from ..recompiles.links import link_specializations, link_times, name_failing_guards
+from ..repeated_blocks import regional
+from ..sources import add_eager_lines, graph_break_sites
+from ..stack_values import StackValues
+from ..status import compiled_attempts
+from ..torch_warnings import PENDING_BACKWARD, torch_warnings
+from ..unread import unread
+from ..user_kernels import user_kernels
+from . import Insights
+from .ranking import findings
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+
+def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None,
+             files: SourceFiles = NO_FILES) -> Insights:
+    """export: the log's export_report(trace), where the caller has it already (computed here otherwise). files: the
+    user's files as ingest read them (user_kernels' and op_mutations' files_wanted, then op_mutations.calling_files.modules_wanted):
+    the kernels' def lines and the custom ops' definitions are read there."""
+    printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
+    stack_values = StackValues(trace)  # (recompiles and dynamic shapes both name ___stack sources)
+    ins = Insights(
+        source=trace.source,
+        n_compiles=trace.n_compile_ids,
+        graph_breaks=graph_breaks(trace),
+        recompiles=recompiles(trace, stack_values),
+        compile_time=compile_times(trace),
+        caches=caches(trace),
+        errors=compile_errors(trace),
+        dynamic_shapes=dynamic_shapes(trace, stack_values),
+        autotuning=autotuning(trace),
+        cudagraphs=cudagraphs(trace, printed),
+        warnings=printed,
+        unread=unread(trace.stats),
+        runtime=runtime,
+        environment=environment(trace),
+        crashes=crashes(trace),
+        compiled_attempts=compiled_attempts(trace),
+        empty_graphs=empty_graphs(trace),
+        checkpointing=activation_checkpointing(trace),
+        regional=regional(trace),
+        numpy=numpy_in_graphs(trace),
+        aoti=aoti(trace),
+        numerics=numerics(trace),
+        freezing=freezing(trace),
+        user_kernels=user_kernels(trace, files),
+        op_mutations=op_mutations(trace, files),
+    )
+    add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
+    link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
+    link_times(ins.recompiles, ins.compile_time)
+    name_failing_guards(ins.errors, ins.recompiles)
+    ins.unfinished = unfinished_compiles(trace, ins.compile_time)
+    name_aoti_rows(ins.compile_time, ins.aoti)
+    pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
+    if pending is not None and ins.cudagraphs.never_recorded:  # (cudagraphs gave them its reason)
+        if not pending.compile_ids:  # read from stderr, which names no compile: the graphs it kept from recording
+            pending.compile_ids = [c.compile_id for c in ins.cudagraphs.never_recorded]
+    exported = export if export is not None else export_report(trace)
+    ins.findings = findings(ins, exported)
+    if exported.only and not ins.aoti.compiled:  # (an AOTInductor compile's time is no export's, finished or not)
+        ins.export_calls = len(exported.calls)
+        as_export_time(ins.compile_time, trace)
+    return ins
