@@ -27,7 +27,7 @@ from ..op_mutations.analysis import op_mutations
 from ..recompiles.analysis import recompiles
 from ..recompiles.links import link_specializations, link_times, name_failing_guards
 from ..repeated_blocks import regional
-from ..sources import add_eager_lines, graph_break_sites
+from ..sources.break_sites import add_eager_lines, graph_break_sites
 from ..stack_values import StackValues
 from ..status import compiled_attempts
 from ..torch_warnings import PENDING_BACKWARD, torch_warnings
