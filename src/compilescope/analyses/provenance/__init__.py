@@ -35,19 +35,19 @@ from typing import Any, Callable, Iterable, Mapping
 
 import orjson
 
-from ..lazy_regex import lazy_compile
-from ..model.ids import CompileId
-from ..model.payloads import PayloadRef, json_object
-from ..model.source_files import NO_FILES, SourceFiles
-from ..model.trace import JSON, Artifact, Compile, Trace
-from ..model.records import dataclass
-from .cached_lines import RunLines, run_lines
-from .line_map import packed
-from .fx_sites import FX_SOURCE_COMMENT, NODE_MAPPINGS, POST_GRAD
-from .user_kernels import CUSTOM_KERNEL, LaunchSites, definition_text
-from .user_kernels import definition as user_definition
-from .user_kernels import definitions as user_definitions
-from .userloc import UserLocation, is_python_library_file, is_toolchain_file
+from ...lazy_regex import lazy_compile
+from ...model.ids import CompileId
+from ...model.payloads import PayloadRef, json_object
+from ...model.source_files import NO_FILES, SourceFiles
+from ...model.trace import JSON, Artifact, Compile, Trace
+from ...model.records import dataclass
+from ..cached_lines import RunLines, run_lines
+from ..line_map import packed
+from ..fx_sites import FX_SOURCE_COMMENT, NODE_MAPPINGS, POST_GRAD
+from ..user_kernels import CUSTOM_KERNEL, LaunchSites, definition_text
+from ..user_kernels import definition as user_definition
+from ..user_kernels import definitions as user_definitions
+from ..userloc import UserLocation, is_python_library_file, is_toolchain_file
 
 LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as built
 KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
