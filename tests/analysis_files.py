@@ -10,7 +10,8 @@ from compilescope.analyses.insights import Insights
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.op_mutations import OpMutations
 from compilescope.analyses.op_mutations.analysis import op_mutations
-from compilescope.analyses.provenance import Provenance, analyze_provenance
+from compilescope.analyses.provenance import Provenance
+from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.analyses.user_files import insight_files, op_mutation_files, read_sources
 from compilescope.analyses.user_kernels import UserKernels, def_line, user_kernels
 from compilescope.ingest.source_files import read_source_files

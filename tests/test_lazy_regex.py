@@ -31,8 +31,8 @@ def test_a_lazy_pattern_matches_as_the_compiled_one():
 # re.compile of one of these (or a use on every log) fails here.
 LAZY_FOR_A_SMALL_LOG = (
     # (not fx_sites.FX_SOURCE_COMMENT: the one `# File:` pattern, which fx_node_sites reads every graph dump with)
-    "compilescope.analyses.provenance._FRAME",
-    "compilescope.analyses.provenance._OP", "compilescope.analyses.provenance._KERNEL_OPS",
+    "compilescope.analyses.provenance.stack_traces._FRAME",
+    "compilescope.analyses.provenance.inferred_nodes._OP", "compilescope.analyses.provenance.inferred_nodes._KERNEL_OPS",
     "compilescope.analyses.graph_breaks.reason_text.BREAK_HEADER",
     "compilescope.analyses.graph_breaks.reason_text._DOCS",
     "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",

@@ -152,4 +152,4 @@ def test_one_pattern_reads_a_python_traceback_frame():
     # reads faulthandler's `File "x.py", line 23 in f` (no comma), provenance a kernel stack's frame with no function.
     frame = re.compile(r"""r'(?:\^\\s\*|  )File "\(""")
     defined = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items() if frame.search(text))
-    assert defined == ["analyses/crash.py", "analyses/provenance.py", "analyses/userloc.py"]
+    assert defined == ["analyses/crash.py", "analyses/provenance/stack_traces.py", "analyses/userloc.py"]

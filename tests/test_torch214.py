@@ -14,7 +14,7 @@ import pytest
 
 from compilescope.analyses.export import export_report
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.analyses.transformed import transformed_code
 from compilescope.ingest.reader import read_trace
 

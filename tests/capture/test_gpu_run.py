@@ -16,7 +16,7 @@ import re
 from collections import Counter
 
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.analyses.transformed import transformed_code
 from compilescope.ingest.reader import read_trace
 

@@ -170,7 +170,9 @@ def test_anomaly_modes_report_of_the_backward_error_is_said_with_the_failure_not
 
 
 def test_a_fused_kernel_named_after_the_custom_op_it_feeds_is_said_to_compute_only_its_own_ops():
-    from compilescope.analyses.provenance import analyze_provenance, kernel_work, text_lines
+    from compilescope.analyses.provenance.analysis import analyze_provenance
+    from compilescope.analyses.provenance.kernel_notes import kernel_work
+    from compilescope.analyses.provenance.line_mappings import text_lines
 
     records = [(e, p) for e, p in raw_records(torch213(FIXED)) if e.get("frame_id") == 2]
     (mappings,) = [json.loads(p) for e, p in records

@@ -320,7 +320,7 @@ def test_one_analysis_parses_each_guard_tree_once_and_compares_recompiles_once(m
     # is parsed once, and the source pages read the insights' recompiles rather than working them out again
     # (by import_module: the package's names insights and recompiles are the functions, not their modules)
     insights_module, recompiles_module, sources_module = (
-        importlib.import_module(f"compilescope.analyses.{name}") for name in ("insights.analysis", "recompiles", "sources"))
+        importlib.import_module(f"compilescope.analyses.{name}") for name in ("insights.analysis", "recompiles", "sources.analysis"))
 
     trees = _artifacts(_text("module_state.log.gz"), "dynamo_cpp_guards_str")
     assert len(trees) == 7

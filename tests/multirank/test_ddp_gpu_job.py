@@ -15,7 +15,7 @@ import pytest
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.divergence import RankInDetail
-from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.ingest.reader import read_trace
 

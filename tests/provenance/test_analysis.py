@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from compilescope.analyses.line_map import PackedLineMap, packed
-from compilescope.analyses.provenance import (
-    analyze_provenance, code_lines, infer_kernel_nodes, kernel_lines, kernel_traces, node_lines, parse_stack_trace, text_lines,
-)
+from compilescope.analyses.provenance.analysis import analyze_provenance
+from compilescope.analyses.provenance.inferred_nodes import infer_kernel_nodes
+from compilescope.analyses.provenance.line_mappings import code_lines, kernel_lines, node_lines, text_lines
+from compilescope.analyses.provenance.stack_traces import kernel_traces, parse_stack_trace
 from compilescope.ingest.reader import read_trace
 from compilescope.render.html.provenance import json_island
 
@@ -91,7 +92,7 @@ def test_log_text_cannot_break_out_of_the_page(tmp_path):
 
 
 def test_kernel_trace_entries_that_are_not_text_do_not_crash():
-    from compilescope.analyses.provenance import _as_text
+    from compilescope.analyses.provenance.stack_traces import _as_text
 
     deep: list = []
     inner = deep

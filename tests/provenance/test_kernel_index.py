@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compilescope.analyses.provenance import _cpp_start, _debug_handle_split, _not_starting, _python_start, kernel_lines
+from compilescope.analyses.provenance.line_mappings import _cpp_start, _debug_handle_split, _not_starting, _python_start, kernel_lines
 
 
 def scan_per_kernel(lines: list[str], kernels: list[str], language: str) -> dict[str, list[int]]:

@@ -11,7 +11,8 @@ import json
 import re
 from pathlib import Path
 
-from compilescope.analyses.provenance import analyze_provenance, kernel_anchor
+from compilescope.analyses.provenance import kernel_anchor
+from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import cuda211, report

@@ -82,7 +82,7 @@ def test_each_cpp_kernel_time_and_user_lines_match_the_profile(captured):
         if m := re.fullmatch(r"(?:graph_\d+_)?(cpp_fused_\w+)", e["name"]):
             per_kernel.setdefault(m.group(1), []).append(e["dur"])
     assert per_kernel, "enable_kernel_profile names the C++ kernels in the profile"
-    from compilescope.analyses.provenance import analyze_provenance
+    from compilescope.analyses.provenance.analysis import analyze_provenance
     from compilescope.analyses.runtime.join import analyze_runtime
     from compilescope.ingest.profile import read_profile
 
@@ -150,7 +150,7 @@ def test_eager_and_compiled_profiles_side_by_side(captured, capsys):
 
 def test_one_profile_with_both_runs_is_compared(captured):
     cap, tmp, _ = captured
-    from compilescope.analyses.provenance import analyze_provenance
+    from compilescope.analyses.provenance.analysis import analyze_provenance
     from compilescope.analyses.runtime.join import analyze_runtime
     from compilescope.ingest.profile import read_profile
 

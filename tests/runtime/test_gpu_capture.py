@@ -16,7 +16,7 @@ import statistics
 import pytest
 
 import compilescope
-from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.analyses.runtime import AUTOGRAD_NODE, COMPILING, GPU_IDLE
 from compilescope.analyses.runtime.findings import comparison_finding, runtime_finding
 from compilescope.analyses.runtime.log_index import LogIndex

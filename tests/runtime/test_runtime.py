@@ -18,7 +18,7 @@ import compilescope
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.analyses.runtime.join import analyze_runtime
 from compilescope.ingest.profile import read_profile
 

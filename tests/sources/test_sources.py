@@ -18,7 +18,7 @@ from typing import Callable
 import pytest
 
 from compilescope.analyses.installed_guards import GUARDS_ARTIFACT
-from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.analyses.sources.file_text import is_user_source
 from compilescope.ingest.reader import read_trace

@@ -9,7 +9,7 @@ from .compile_summary import compile_summaries, metric_pages
 from .export import export_report
 from .failures import failures_and_restarts
 from .insights.analysis import insights
-from .provenance import analyze_provenance
+from .provenance.analysis import analyze_provenance
 from .results import Results
 from .sources.analysis import note_sources, source_pages
 from .transformed import transformed_code

@@ -312,7 +312,7 @@ def crashes(trace: Trace) -> Crashes:
 
 
 def _leading_empty(trace: Trace, artifact) -> int:
-    """The empty lines the code page drops before its line 1 (provenance.code_lines): a file line less them is the
+    """The empty lines the code page drops before its line 1 (provenance.line_mappings.code_lines): a file line less them is the
     page's line. Only the start of the payload is looked at."""
     if artifact.payload is None:
         return 0

@@ -14,7 +14,7 @@ from ..model.records import dataclass
 GRAPH_ARTIFACT = "dynamo_output_graph"
 # Inductor's post-grad graph, by the names torch logs it under (in tlparse's order of preference: a compile logs one
 # of them, older torch the first), the one list of them that every reader of the graph uses; and torch's mappings of
-# the output code's kernels to its nodes: what provenance.py and user_kernels.py read
+# the output code's kernels to its nodes: what provenance/ and user_kernels.py read
 POST_GRAD = ("after_post_grad_graph", "inductor_post_grad_graph")
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 # AOTAutograd's forward graph, by the names it logs it under: a training compile's forward, an inference compile's

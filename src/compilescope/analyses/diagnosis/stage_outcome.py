@@ -14,7 +14,7 @@ from ..export import export_report
 from ..graph_breaks.analysis import graph_breaks
 from ..numerics import numerics
 from ..op_mutations.analysis import op_mutations
-from ..provenance import analyze_provenance
+from ..provenance.analysis import analyze_provenance
 from ..recompiles.analysis import recompiles
 from ..recompiles.links import name_failing_guards
 from ..userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames

@@ -18,7 +18,9 @@ from ..compiled_frames import frame_function, module_label, wrapped_module
 from ..crash import Crash
 from ..fx_sites import NODE_MAPPINGS, POST_GRAD
 from ..graph_breaks import skipped_text
-from ..provenance import KERNEL_STACK_TRACES, kernel_traces, kernel_work, text_lines
+from ..provenance.kernel_notes import kernel_work
+from ..provenance.line_mappings import text_lines
+from ..provenance.stack_traces import KERNEL_STACK_TRACES, kernel_traces
 from ..status import status_counts
 from ..torch_warnings import TorchWarnings
 from ..userloc import UserLocation, called_at_text, code_origin, export_call, is_torch_file

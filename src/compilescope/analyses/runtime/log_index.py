@@ -10,7 +10,8 @@ from ...model.ids import CompileId
 from ...model.payloads import json_object
 from ...model.records import dataclass
 from ...model.trace import Trace
-from ..provenance import KernelTrace, Provenance, UserLine, code_lines, text_lines
+from ..provenance import KernelTrace, Provenance, UserLine
+from ..provenance.line_mappings import code_lines, text_lines
 from . import INDUCTOR_KERNEL
 
 _CACHE_EVENTS = ("fx_graph_cache_miss", "fx_graph_cache_hit", "fx_graph_cache_bypass", "inductor_compile")

@@ -27,7 +27,9 @@ from ..installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL, GUARDS_AR
 from ..numerics import Numerics, numerics
 from ..op_mutations import OpMutations
 from ..op_mutations.analysis import op_mutations
-from ..provenance import Provenance, analyze_provenance, is_users_file, user_lines_at
+from ..provenance import Provenance, is_users_file
+from ..provenance.analysis import analyze_provenance
+from ..provenance.stack_traces import user_lines_at
 from ..recompiles import Recompiles
 from ..recompiles.analysis import recompiles
 from ..stack_values import StackValues, name_stack_values

@@ -12,7 +12,8 @@ import orjson
 from markupsafe import Markup
 
 from ...invisible import one_line
-from ...analyses.provenance import CompileProvenance, KernelTrace, ProvenanceSection, UserLine, kernel_anchor, panel_lines
+from ...analyses.provenance import CompileProvenance, KernelTrace, ProvenanceSection, UserLine, kernel_anchor
+from ...analyses.provenance.line_mappings import panel_lines
 from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
 from ...wording import count
