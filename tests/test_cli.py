@@ -503,7 +503,7 @@ def test_check_with_a_baseline_still_imports_the_diff():
     """The other side of the lazy import above: --baseline compares two runs, through the diff."""
     argv = ["check", str(torch213("training.log")), "--baseline", str(torch214("training.log"))]
     code = ("import sys; from compilescope.cli import main; rc = main(" + repr(argv) + "); "
-            "print(rc, 'compilescope.analyses.diff.runs' in sys.modules)")
+            "print(rc, 'compilescope.analyses.diff.analysis' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "0 True"
 

@@ -78,7 +78,7 @@ def _record_classes() -> list[type]:
     import sys
 
     for name in ("compilescope.cli.report", "compilescope.cli.summary", "compilescope.cli.batch", "compilescope.cli.diff",
-                 "compilescope.cli.check", "compilescope.analyses.runtime.join", "compilescope.ingest.saved",
+                 "compilescope.cli.check", "compilescope.analyses.runtime.analysis", "compilescope.ingest.saved",
                  "compilescope.analyses.log_digest", "compilescope.analyses.rank_summary"):
         importlib.import_module(name)
     found = []

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.run_facts.collect import run_facts
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.run_facts.analysis import run_facts
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.userloc import is_clipped_torch_file
 from compilescope.ingest.reader import read_trace

@@ -15,9 +15,9 @@ from compilescope.analyses.results import Results
 from compilescope.analyses.diff import SECTION_LABELS, SECTIONS
 from compilescope.analyses.run_facts import RunFacts
 from compilescope.analyses.time_threshold import TimeThreshold
-from compilescope.analyses.run_facts.collect import run_facts
+from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.run_facts.printed_graphs import graph_nodes
-from compilescope.analyses.diff.runs import diff_report, diff_runs
+from compilescope.analyses.diff.analysis import diff_report, diff_runs
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import MAX_NODES, print_diff
 from compilescope.wording import format_seconds

@@ -7,8 +7,8 @@ import functools
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.run_facts import RunFacts
-from compilescope.analyses.run_facts.collect import run_facts
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.run_facts.analysis import run_facts
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213

@@ -10,8 +10,8 @@ import re
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.time_threshold import TimeThreshold
 from compilescope.analyses.diff.environment import renamed_options
-from compilescope.analyses.run_facts.collect import run_facts
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.run_facts.analysis import run_facts
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, torch213, torch214

@@ -91,7 +91,7 @@ def test_the_summary_says_what_to_do_about_gradscaler_once(capsys):
 
 def _facts(log):
     from compilescope.analyses.analyze import analyze
-    from compilescope.analyses.run_facts.collect import run_facts
+    from compilescope.analyses.run_facts.analysis import run_facts
 
     with read_trace(str(log)) as trace:
         return run_facts(analyze(trace))
@@ -100,7 +100,7 @@ def _facts(log):
 def test_diff_to_the_fix_marks_torchs_own_break_gone_as_not_the_programs(capsys):
     # The whole step's six breaks: five in the program, one torch placed in its optimizer.py (_use_grad's own
     # torch._dynamo.graph_break()); the fixed run, which compiles only the model, has none.
-    from compilescope.analyses.diff.runs import BY_TORCH_GONE, diff_runs
+    from compilescope.analyses.diff.analysis import BY_TORCH_GONE, diff_runs
 
     raw = _raw_breaks(LOG)
     [by_torch] = [b for b in raw if not b["file"].endswith("/amp_train_step_cuda.py")]

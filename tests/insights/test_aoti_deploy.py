@@ -115,8 +115,8 @@ def test_the_finding_says_what_the_package_holds():
 def test_diff_tells_what_the_package_accepts_now():
     # The static package checks a batch of 4 (its wrapper's `4 != arg4_1_size[0]`), the one with a Dim 2..64.
     from compilescope.analyses.analyze import analyze
-    from compilescope.analyses.run_facts.collect import run_facts
-    from compilescope.analyses.diff.runs import diff_runs
+    from compilescope.analyses.run_facts.analysis import run_facts
+    from compilescope.analyses.diff.analysis import diff_runs
 
     def facts(log: str):
         with read_trace(str(torch213(log))) as trace:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.run_facts.collect import run_facts
+from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, torch213

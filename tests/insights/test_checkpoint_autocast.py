@@ -11,8 +11,8 @@ from pathlib import Path
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.activation_checkpoint import activation_checkpointing
-from compilescope.analyses.run_facts.collect import run_facts
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.run_facts.analysis import run_facts
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace

@@ -153,7 +153,7 @@ def test_facts_without_the_unread_ops_are_not_checkable(tmp_path):
     from dataclasses import replace
 
     from compilescope.analyses.check import Rules, evaluate
-    from compilescope.analyses.run_facts.collect import run_facts
+    from compilescope.analyses.run_facts.analysis import run_facts
 
     facts = run_facts(analyze(read_trace(torch213_moved(FIXED, tmp_path))))
     assert facts.numerics is not None and facts.unread_custom_ops == []

@@ -213,8 +213,8 @@ def test_a_fused_kernel_named_after_the_custom_op_it_feeds_is_said_to_compute_on
 def test_diff_names_the_kernels_featurize_gained_by_what_they_compute_and_where_a_computed_them():
     from compilescope.analyses.analyze import analyze
     from compilescope.analyses.run_facts import RunFacts
-    from compilescope.analyses.run_facts.collect import run_facts
-    from compilescope.analyses.diff.runs import diff_runs
+    from compilescope.analyses.run_facts.analysis import run_facts
+    from compilescope.analyses.diff.analysis import diff_runs
 
     def kernels(log: str, frame: int) -> dict[str, list[str]]:
         """Generated kernel -> its post-grad nodes, for each compile of a frame, read from torch's node mappings."""

@@ -149,8 +149,8 @@ def test_check_and_diff_name_transformers_frame_by_the_users_calls_and_still_mat
     # call is at 37): its dynamo_start stacks. check names it as the report does; diff still matches the two runs'
     # frames by function and file, whatever the calls.
     from compilescope.analyses.analyze import analyze
-    from compilescope.analyses.run_facts.collect import run_facts
-    from compilescope.analyses.diff.runs import diff_runs
+    from compilescope.analyses.run_facts.analysis import run_facts
+    from compilescope.analyses.diff.analysis import diff_runs
 
     from ..conftest import run_cli
 

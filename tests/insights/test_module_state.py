@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.run_facts.collect import run_facts
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.run_facts.analysis import run_facts
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.sources.analysis import analyze_sources

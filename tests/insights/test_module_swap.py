@@ -11,8 +11,8 @@ import re
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.check import Rules, evaluate
-from compilescope.analyses.run_facts.collect import run_facts
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.run_facts.analysis import run_facts
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.installed_guards import pinned_state
 from compilescope.ingest.reader import read_trace

@@ -15,8 +15,8 @@ from rich.console import Console
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.compile_summary import compile_summaries
-from compilescope.analyses.run_facts.collect import run_facts
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.run_facts.analysis import run_facts
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.errors import FULLGRAPH_STEP
 from compilescope.analyses.insights import Finding
 from compilescope.analyses.insights.analysis import insights

@@ -10,9 +10,9 @@ import pytest
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff.compiled_code import user_kernel_changes
-from compilescope.analyses.run_facts.collect import run_facts
+from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.run_facts.printed_graphs import graph_nodes
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources.file_text import is_user_source
 from compilescope.analyses.user_kernels import UserKernels

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.run_facts.collect import run_facts
-from compilescope.analyses.diff.runs import diff_runs
+from compilescope.analyses.run_facts.analysis import run_facts
+from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.diagnosis import (
     ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, RunFacts,
 )

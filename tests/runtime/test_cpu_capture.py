@@ -83,7 +83,7 @@ def test_each_cpp_kernel_time_and_user_lines_match_the_profile(captured):
             per_kernel.setdefault(m.group(1), []).append(e["dur"])
     assert per_kernel, "enable_kernel_profile names the C++ kernels in the profile"
     from compilescope.analyses.provenance.analysis import analyze_provenance
-    from compilescope.analyses.runtime.join import analyze_runtime
+    from compilescope.analyses.runtime.analysis import analyze_runtime
     from compilescope.ingest.profile import read_profile
 
     with cap.load() as trace:
@@ -151,7 +151,7 @@ def test_eager_and_compiled_profiles_side_by_side(captured, capsys):
 def test_one_profile_with_both_runs_is_compared(captured):
     cap, tmp, _ = captured
     from compilescope.analyses.provenance.analysis import analyze_provenance
-    from compilescope.analyses.runtime.join import analyze_runtime
+    from compilescope.analyses.runtime.analysis import analyze_runtime
     from compilescope.ingest.profile import read_profile
 
     with cap.load() as trace:

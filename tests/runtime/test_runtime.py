@@ -19,7 +19,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.provenance.analysis import analyze_provenance
-from compilescope.analyses.runtime.join import analyze_runtime
+from compilescope.analyses.runtime.analysis import analyze_runtime
 from compilescope.ingest.profile import read_profile
 
 from ..conftest import REPO, cuda211, report, run_cli, skip_or_fail, torch213

@@ -28,7 +28,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     provenance = analyze_provenance(trace, files)
     runtime = None
     if profiles:
-        from .runtime.join import analyze_runtime  # here: the profile join (and its model) is for --profile only
+        from .runtime.analysis import analyze_runtime  # here: the profile join (and its model) is for --profile only
 
         runtime = analyze_runtime(trace, provenance, profiles)
     export = export_report(trace)

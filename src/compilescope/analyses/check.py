@@ -305,7 +305,7 @@ def _compiled_where(facts: RunFacts, name: str) -> str:
 
 def _loader_crash(facts: RunFacts) -> bool:
     """The run crashed in torch's loader of an AOTInductor package after building it: Python was in aoti_load_package
-    (or what it calls), the log holds the package's wrapper and every compile it began ended (run_facts.collect._crash). A crash
+    (or what it calls), the log holds the package's wrapper and every compile it began ended (run_facts.analysis._crash). A crash
     while compiling, or in loading a package this log did not build, is no-crash's, and so is one in facts saved
     before the key was kept."""
     return facts.crash is not None and bool(facts.crash.get("loading_built_aoti_package"))
@@ -613,7 +613,7 @@ def _export_issue(issue: dict[str, Any]) -> str:
 
 def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
     from .diff import unread_note
-    from .diff.runs import diff_runs, paired_ranks
+    from .diff.analysis import diff_runs, paired_ranks
 
     # Ranks are paired as `diff` pairs them, except that a baseline of one log is every rank's: a gate compares each
     # rank of the run it passes (a single run log stands for the lowest rank of a baseline of ranks).

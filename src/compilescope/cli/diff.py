@@ -18,7 +18,7 @@ import orjson
 
 from ..analyses.analyze import analyze
 from ..analyses.run_facts import RunFacts
-from ..analyses.run_facts.collect import run_facts
+from ..analyses.run_facts.analysis import run_facts
 from ..analyses.time_threshold import TimeThreshold
 from .. import location
 from ..errors import CompilescopeError
@@ -235,7 +235,7 @@ class DiffCommand:
 def _compare(args: argparse.Namespace, threshold: TimeThreshold, output: OutputDir | None) -> DiffReport:
     """The diff of the two sides; with output, each side's report (a/, b/) and the diff page written there."""
     # (here: `check` reads its sides with read_side, and one without --baseline compares nothing)
-    from ..analyses.diff.runs import diff_report
+    from ..analyses.diff.analysis import diff_report
 
     sides: list[dict[int | None, RunFacts]] = []
     not_read: list[dict[int, str]] = []  # each side's ranks that could not be read

@@ -151,8 +151,8 @@ def create_app(hub: Hub, token: str):
     from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
     from starlette.routing import Route
 
-    from ..analyses.run_facts.collect import run_headline
-    from ..analyses.diff.runs import diff_report
+    from ..analyses.run_facts.analysis import run_headline
+    from ..analyses.diff.analysis import diff_report
     from ..render.html.diff import diff_page
     from ..render.html.runs import RunRow, runs_page
 

@@ -17,7 +17,7 @@ The JSON document (`RunDiff.to_json`) is described in docs/diff-schema.md.
 This module holds what a diff is made of, the classes its results are saved as (Change, RunDiff, DiffReport), with
 the sections and the guard wording their methods use. Its modules:
 
-- runs.py: the comparison itself, section by section (diff_runs), the changes a log read in part may explain, and
+- analysis.py: the comparison itself, section by section (diff_runs), the changes a log read in part may explain, and
   the ranks of two jobs paired (diff_report);
 - environment.py: versions, config (options a torch upgrade renamed), compile steps, files run from another
   directory;

@@ -4,7 +4,7 @@ it imports nothing of the comparison (analyses/diff/).
 
 This module holds the classes (RunFacts and the facts in it). Its modules:
 
-- collect.py: one run reduced to its RunFacts (run_facts), and the figures a run hub lists of a run (run_headline);
+- analysis.py: one run reduced to its RunFacts (run_facts), and the figures a run hub lists of a run (run_headline);
 - printed_graphs.py: what run_facts reads of printed code: an FX graph's nodes (graph_nodes), the kernels of
   Inductor's output code (kernel_counts);
 - words.py: a run's facts in one line, as diff and check both say them: a crash, failed compiles, where a graph

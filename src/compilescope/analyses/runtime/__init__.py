@@ -35,7 +35,7 @@ The package, by what each module holds:
 - timeline.py: the profile's nesting on each thread (each event's context) and the rows of the two timelines built
   from it (Rows, cpu_rows, gpu_rows): the analysis's working state, never saved.
 - intervals.py: time covered by intervals (union, merged, Covered, less).
-- join.py: analyze_runtime, the entry, and profile_runtime: one profile joined to the log (rows, graphs, lines,
+- analysis.py: analyze_runtime, the entry, and profile_runtime: one profile joined to the log (rows, graphs, lines,
   shares, whether it is this log's run).
 - slow_calls.py: the calls a steady state does not pay (a first call's warm-up, a stall), on each timeline.
 - gpu_idle.py: the GPU's idle time by what the CPU ran meanwhile, and each part's idle time.

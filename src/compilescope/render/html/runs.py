@@ -14,7 +14,7 @@ class RunRow:
     name: str  # the run's name in the hub's directory
     mtime: float  # its newest log's modification time
     live: bool  # its log changed moments ago: still being written
-    figures: dict[str, Any] | None  # analyses.run_facts.collect.run_headline; None: the run could not be read
+    figures: dict[str, Any] | None  # analyses.run_facts.analysis.run_headline; None: the run could not be read
     error: str | None = None  # why not
 
 
