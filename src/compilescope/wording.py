@@ -32,6 +32,17 @@ def and_list(items: list[str]) -> str:
     return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+LISTED = 8  # items a list from the log names before "and K more" (a log may hold thousands: a page says each once)
+
+
+def first_listed(items: list[str], sep: str = ", ", shown: int = LISTED) -> str:
+    """'[0/0], [1/0]'; past `shown` items, the first ones and how many more: '[0/0], ..., [7/0] and 1992 more' (a
+    list from an untrusted log, said where each of its items is said too, would otherwise grow with it)."""
+    if len(items) <= shown:
+        return sep.join(items)
+    return f"{sep.join(items[:shown])} and {len(items) - shown} more"
+
+
 def possessive(name: str) -> str:
     """A name's possessive, for a name the log gives (a tensor, a function): "x's", but "tokens'" ("tokens's" is no
     English)."""

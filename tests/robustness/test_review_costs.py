@@ -6,18 +6,22 @@ and a DEL in a page's JSON data island."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import json
 import os
 from pathlib import Path
 
-from compilescope.analyses.op_mutations import calling_files, definitions, graph_calls, op_bodies
+from compilescope.analyses.op_mutations import (TRITON_OP, UndeclaredMutation, calling_files, definitions, graph_calls,
+                                                op_bodies)
 from compilescope.analyses.analyze import analyze
 from compilescope.ingest.reader import read_trace
 from compilescope.render.html.env import _visible_text
 from compilescope.render.html.provenance import json_island
+from compilescope.render.html.sources import _notes_title
 
-from ..conftest import torch213_moved
+from ..analysis_files import op_mutations_here
+from ..conftest import cuda211_moved, torch213_moved
 from ..tracelog import raw_records
 from .linear_work import assert_linear, lines_run_here
 
@@ -162,3 +166,37 @@ def test_one_report_scans_the_logs_graphs_for_custom_op_calls_once(monkeypatch, 
         # (the report found both ops: the scan ran, and its one result served every step)
         assert [op.op for op in found.insights.op_mutations.ops] == ["mylib::scale", "mylib::clamp_np"]
     assert len(scanned) == len(both)
+
+
+def _called_on_one_line(op: UndeclaredMutation, n: int, **call_fields) -> UndeclaredMutation:
+    """op with n calls at its first call's line, each in a compile of its own ([k/0]): a loop in the program compiled
+    again per shape, every call a note of the line's. call_fields: each call's, by its index."""
+    (first, *_) = op.calls
+    calls = [dataclasses.replace(first, compile_id=f"[{k}/0]", **{f: value(k) for f, value in call_fields.items()})
+             for k in range(n)]
+    return dataclasses.replace(op, calls=calls)
+
+
+def test_the_notes_of_a_line_of_many_calls_grow_linearly_in_its_calls(tmp_path):
+    """Each call's note on a source page repeated the op's lists of every compile: a triton_op torch handled at some
+    calls (PARTLY_FOUND's two lists, cuda_torch211 triton_op_mutation.log.gz's op with every other call's store found)
+    and a custom_op whose calls' code came from the cache (CACHED's list, torch213 custom_op_mutation_stale.log.gz's
+    mylib::scale: its one call cached, as its log shows, each call here in a cached compile of its own): N calls, N
+    notes of N compile ids each (2,000 calls: 39 MB of notes, the badge's title all of them again). Now each note says
+    its own call, the op's finding the lists, the first LISTED of them: twice the calls, at most twice the text; the
+    badge's title says the first LISTED distinct notes, whatever their number."""
+    (mixed,) = op_mutations_here(read_trace(cuda211_moved("triton_op_mutation.log.gz", tmp_path))).functionalized
+    (tmp_path / "stale").mkdir()
+    stale = op_mutations_here(read_trace(torch213_moved("custom_op_mutation_stale.log.gz", tmp_path / "stale"))).ops
+    cached = next(op for op in stale if op.op == "mylib::scale")
+    assert [(c.cached, c.store_found) for c in cached.calls] == [(True, False)]
+    assert mixed.form == TRITON_OP and all(c.store_found for c in mixed.calls)
+    for op, fields in ((dataclasses.replace(mixed, cloned=[]), {"store_found": lambda k: k % 2 == 0}),
+                       (cached, {})):
+        notes = {n: [op_n.call_note(c) for c in op_n.calls] + [op_n.write_note, op_n.why]
+                 for n in (200, 400) for op_n in [_called_on_one_line(op, n, **fields)]}
+        small, large = (sum(len(note) for note in notes[n]) for n in (200, 400))
+        assert large <= 2 * small, f"{op.op}: {small:,} characters of notes for 200 calls, {large:,} for 400"
+        titles = {n: _notes_title(notes[n]) for n in (200, 400)}
+        # (only the counts' digits differ: "100 of 200 calls", "and 194 more" notes, as the notes differ by call)
+        assert len(titles[400]) <= len(titles[200]) + 4, f"{op.op}: the badge's title grows with the calls"

@@ -73,6 +73,7 @@ from typing import Any, NamedTuple
 
 from ...model.records import dataclass
 from ...model.trace import Compile
+from ...wording import LISTED, first_listed
 from ..userloc import UserLocation
 # What mutates_args says where torch cannot tell: every Tensor argument may be written
 UNKNOWN = "unknown"
@@ -120,6 +121,13 @@ FOUND = ("AOTAutograd's graphs of {compiles} launch the kernel as triton_kernel_
 PARTLY_FOUND = ("AOTAutograd found the kernel's store into {names} itself in {found} of the {calls} calls ({compiles}: "
                 "the kernel's launch lists its pointer in tensors_to_clone, and that compiled code keeps the write); "
                 "the graphs of {others} show no such store: ")
+# The same, said on the line of one call whose graph shows no such store: the counts, the op's finding lists the calls
+# (each call's note repeating the op's lists made a line of N calls N times N compile ids)
+PARTLY_FOUND_ELSEWHERE = ("AOTAutograd found the kernel's store into {names} itself in {found} of the {calls} calls, "
+                          "not in this one: ")
+# A call's own note where the op is called in other places as well: what it says of them (counts, never their list)
+FOUND_ELSEWHERE = ("torch found the store at this call and keeps it, though not at every call of it ({found} of "
+                   "{calls}): ")
 
 STALE = ("its mutates_args names {names}, yet AOTAutograd's graph of {compiles} takes it for a functional op (no "
          "auto_functionalized{dropped}): that compiled code was served from the compile cache, compiled before the op "
@@ -244,7 +252,22 @@ class UndeclaredMutation:
 
     @property
     def cached_ids(self) -> str:
-        return ", ".join(dict.fromkeys(c.compile_id for c in self.calls if c.cached))
+        """The compiles served from the cache, the first LISTED of them named."""
+        return first_listed(list(dict.fromkeys(c.compile_id for c in self.calls if c.cached)))
+
+    @property
+    def listed_compile_ids(self) -> str:
+        """The compiles that call the op, as a finding names them: the first LISTED, then how many more."""
+        return first_listed(self.compile_ids)
+
+    @property
+    def listed_calls(self) -> list[OpCall]:
+        """The calls a page or the terminal lists, one line each: the first LISTED (the rest: more_calls)."""
+        return self.calls[:LISTED]
+
+    @property
+    def more_calls(self) -> int:
+        return max(0, len(self.calls) - LISTED)
 
     @property
     def dropped(self) -> bool:
@@ -257,7 +280,7 @@ class UndeclaredMutation:
         if self.stale:
             return self.assumed
         if self.cloned:
-            return FOUND.format(compiles=", ".join(self.compile_ids), pointers=" and ".join(self.cloned),
+            return FOUND.format(compiles=self.listed_compile_ids, pointers=" and ".join(self.cloned),
                                 names=" and ".join(self.arguments))
         if self.dropped:
             return DROPPED + self._cached
@@ -279,8 +302,9 @@ class UndeclaredMutation:
         if self.form == TRITON_OP and self.store_found_calls and not self.cloned:
             found = list(dict.fromkeys(c.compile_id for c in self.calls if c.store_found))
             others = list(dict.fromkeys(c.compile_id for c in self.calls if not c.store_found))
-            return PARTLY_FOUND.format(found=self.store_found_calls, calls=len(self.calls), compiles=", ".join(found),
-                                       others=", ".join(others), names=names) + TRITON_WHY
+            return PARTLY_FOUND.format(found=self.store_found_calls, calls=len(self.calls),
+                                       compiles=first_listed(found), others=first_listed(others),
+                                       names=names) + TRITON_WHY
         if self.form == TRITON_OP:
             return TRITON_WHY
         return WHY.format(names=names) + self._cached
@@ -302,19 +326,51 @@ class UndeclaredMutation:
         return f"writes into {args}, which {self.op}'s {declares}: {self.why}"
 
     def call_note(self, call: OpCall) -> str:
-        """What a source page says on a line that calls it."""
+        """What a source page says on a line that calls it: this call's part only (its compile, its moved reads), as
+        a line may hold thousands of calls; the lists of all of them are said once, in the op's finding."""
         args = " and ".join(self.arguments)
         if call.dropped:
             return (f"calls {self.op}, whose result is unused: the compiled code leaves the call out, and its write into "
                     f"{args} with it")
         if call.store_found:
             return (f"calls {self.op}: AOTAutograd's graph launches its kernel here with the pointer of {args} in "
-                    f"tensors_to_clone, so torch found the store at this call and keeps it: "
-                    + ("no result differs for it; mutates_args should still name it for torch.export and the op "
-                       "kept whole" if self.cloned else f"not at every call of it: {self.assumed}"))
+                    f"tensors_to_clone, so "
+                    + ("torch found the store at this call and keeps it: no result differs for it; mutates_args should "
+                       "still name it for torch.export and the op kept whole" if self.cloned else
+                       FOUND_ELSEWHERE.format(found=self.store_found_calls, calls=len(self.calls)) + TRITON_WHY))
+        said = self._call_why(call) if call.moved_reads else self._call_assumed(call)
         if self.stale or (call.cached and not self.declared_literal):
-            return f"calls {self.op} as a functional op: {self.why if call.moved_reads else self.assumed}"
-        return f"calls {self.op}, which writes into {args} undeclared: {self.why if call.moved_reads else self.assumed}"
+            return f"calls {self.op} as a functional op: {said}"
+        return f"calls {self.op}, which writes into {args} undeclared: {said}"
+
+    def _call_why(self, call: OpCall) -> str:
+        """why, of one call whose reads were moved past it: its own reads, its own compile if cached."""
+        if self.stale:
+            return self._call_assumed(call)
+        if self.cloned:
+            return self.why  # (its compiles listed LISTED at most: bounded)
+        if self.dropped:
+            return DROPPED + self._call_cached(call)
+        reads = " and ".join(dict.fromkeys(
+            f"{m.location.short}{f' ({m.location.code})' if m.location.code else ''}" for m in call.moved_reads))
+        return MOVED.format(reads=reads, kernels=", ".join(dict.fromkeys(m.kernel for m in call.moved_reads)),
+                            names=" and ".join(self.arguments), op=self.op) + self._call_cached(call)
+
+    def _call_assumed(self, call: OpCall) -> str:
+        """assumed, of one call: its own compile where the op's says the cached ones, counts where it lists calls."""
+        names = " and ".join(self.arguments)
+        if self.stale:
+            return STALE.format(names=names, compiles=call.compile_id,
+                                dropped="; the unused call left out" if self.dropped else "")
+        if self.form == TRITON_OP and self.store_found_calls and not self.cloned:
+            return PARTLY_FOUND_ELSEWHERE.format(names=names, found=self.store_found_calls,
+                                                 calls=len(self.calls)) + TRITON_WHY
+        if self.form == TRITON_OP:
+            return TRITON_WHY
+        return WHY.format(names=names) + self._call_cached(call)
+
+    def _call_cached(self, call: OpCall) -> str:
+        return CACHED.format(compiles=call.compile_id, names=" and ".join(self.arguments)) if call.cached else ""
 
     def read_note(self, call: OpCall, read: MovedRead) -> str:
         """What a source page says on a line that reads the argument before the call, run after it when compiled."""

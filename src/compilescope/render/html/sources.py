@@ -14,7 +14,7 @@ from ...analyses.aoti import CHECK_ENV
 from ...model.ids import NO_COMPILE_ID, compilation_key
 from ...analyses.sources import DIMENSION_MARKING_GUARD, FailedCheck, LineNotes, RecompileNote, SourceFile, line_anchor
 from ...model.trace import Compile
-from ...wording import count
+from ...wording import LISTED, count, first_listed
 from ..options import artifact_url, readable_url
 from .export import COMPILE_INDEX, wants_export_index
 from .provenance import panel_line_id, provenance_url
@@ -155,6 +155,17 @@ def _cids(cids: Iterable[str], dirs: _CompileDirs) -> str:
     return ", ".join(_cid(c, dirs) for c in cids)
 
 
+def _cids_listed(cids: list[str], dirs: _CompileDirs) -> str:
+    """_cids of the first LISTED, then how many more: a note of an op's write names every compile that calls it."""
+    return _cids(cids[:LISTED], dirs) + (f" and {len(cids) - LISTED} more" if len(cids) > LISTED else "")
+
+
+def _notes_title(whys: list[str]) -> str:
+    """A badge's title of its line's notes: each text once, the first LISTED (a line of N calls has N notes, each
+    said in full below it; their whole text in one attribute was read again by every title the page has)."""
+    return first_listed(list(dict.fromkeys(whys)), "; ")
+
+
 def _graphs_of(cids: list[str], dirs: _CompileDirs) -> str:
     """"graph [0/0]", "graphs [0/0], [0/1]"; "graph of the AOTInductor package" for one with no compile id."""
     if cids == [NO_COMPILE_ID]:
@@ -188,11 +199,11 @@ def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterat
                + (f' ({html_text("; ".join(a["compile_notes"]))})' if a["compile_notes"] else "") + '</li>')
     yield from _aoti_html(page, notes, dirs)
     for differs in notes.numerics:
-        yield (f'<li class="n-numerics">differs from eager in {_cids(differs["compile_ids"], dirs)}: this line '
+        yield (f'<li class="n-numerics">differs from eager in {_cids_listed(differs["compile_ids"], dirs)}: this line '
                f'{html_text(differs["why"])}; ops <code>{html_text(", ".join(differs["ops"]))}</code></li>')
     yield from _user_kernels_html(notes, dirs)
     for found in notes.found_stores:
-        yield (f'<li class="n-user-kernel">{html_text(found["op"])} in {_cids(found["compile_ids"], dirs)}: this line '
+        yield (f'<li class="n-user-kernel">{html_text(found["op"])} in {_cids_listed(found["compile_ids"], dirs)}: this line '
                f'{html_text(found["why"])}</li>')
     for c in notes.checkpoint:
         yield (f'<li class="n-checkpoint">activation checkpointing in {_cid(c["compile_id"], dirs)}: '
@@ -462,12 +473,12 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
                    f'AOTInductor package{"s" if len(notes.aoti) > 1 else ""}</span>')
     if notes.numerics:
         out.append('<span class="b b-numerics" title="compiled results differ from eager\'s here: '
-                   f'{html_text("; ".join(d["why"] for d in notes.numerics))}">'
+                   f'{html_text(_notes_title([d["why"] for d in notes.numerics]))}">'
                    f'{html_text("; ".join(dict.fromkeys(d.get("badge") or "differs from eager" for d in notes.numerics)))}'
                    '</span>')
     if notes.found_stores:
         out.append('<span class="b b-kernel" title="a triton_op\'s write its mutates_args does not declare, which '
-                   f'torch.compile found itself: {html_text("; ".join(d["why"] for d in notes.found_stores))}">'
+                   f'torch.compile found itself: {html_text(_notes_title([d["why"] for d in notes.found_stores]))}">'
                    f'{html_text("; ".join(dict.fromkeys(d["badge"] for d in notes.found_stores)))}</span>')
     if notes.user_kernels:
         out.append('<span class="b b-kernel" title="your own @triton.jit kernel: defined or launched here, compiled into '
