@@ -15,6 +15,7 @@ from compilescope.analyses.op_mutations import UndeclaredMutation, moved_reads
 from compilescope.analyses.op_mutations.analysis import MAX_MOVED_READS, op_mutations
 from compilescope.analyses.user_files import op_mutation_files
 from compilescope.ingest.reader import read_trace
+from compilescope.wording import LISTED
 
 from ..analysis_files import op_mutations_here
 from ..conftest import line_holding, torch213_moved
@@ -131,13 +132,23 @@ def test_many_calls_read_the_graph_and_code_once_and_list_a_bounded_number(tmp_p
     assert [c.more_moved_reads for c in scale.calls] == [0] * MAX_MOVED_READS + [1] * (401 - MAX_MOVED_READS)
 
 
-def test_the_summary_and_the_report_say_how_many_more(tmp_path, capsys):
-    """25 more calls, each moving the one read: 20 listed, the last 6 calls each say 1 more."""
+def test_the_summary_and_the_report_list_the_first_calls_and_count_the_rest(tmp_path, capsys):
+    """25 more calls, each moving the one read: the op holds 26 calls, 20 reads listed over them and 1 more counted on
+    each of the last 6 (--json says each). The summary and the report list the first LISTED calls, each with its
+    read, and count the other 18: a list of every call grew with the log (the source pages mark each call)."""
     from compilescope.cli import main
 
     log = _with_calls(tmp_path, 25, 25)
+    assert main(["summary", "--json", str(log)]) == 0
+    (scale,) = [op for op in json.loads(capsys.readouterr().out)["custom_op_mutations"]["ops"]
+                if op["op"] == "mylib::scale"]
+    assert [(len(c["moved_reads"]), c["more_moved_reads"]) for c in scale["calls"]] == \
+        [(1, 0)] * MAX_MOVED_READS + [(0, 1)] * (26 - MAX_MOVED_READS)
     assert main(["summary", str(log)]) == 0
-    assert capsys.readouterr().out.count("read after the call: 1 more read") == 26 - MAX_MOVED_READS
+    said = capsys.readouterr().out
+    assert said.count("read after the call: ") == LISTED and "read after the call: 1 more read" not in said
+    assert said.count(f"called: {26 - LISTED} more calls (--json lists them all)") == 1
     assert main([str(log), "-o", str(tmp_path / "report"), "--no-browser"]) == 0
-    shown = "".join(p.read_text() for p in (tmp_path / "report").rglob("*.html"))
-    assert shown.count("<em>read after the call:</em> 1 more read") == 26 - MAX_MOVED_READS
+    shown = (tmp_path / "report" / "index.html").read_text()
+    assert shown.count("<em>read after the call:</em> ") == LISTED and "1 more read" not in shown
+    assert shown.count(f"<br>{26 - LISTED} more calls</td>") == 1

@@ -276,10 +276,10 @@ def _numerics(ins: Insights) -> list[RenderableType]:
     out: list[RenderableType] = [_heading(f"Results that differ from eager ({', '.join(counted)})")]
     for op in ops:
         head = TerminalText(op.op, style="bold")
-        head.append(f"  ·  {', '.join(op.compile_ids)}  ·  writes into {', '.join(op.arguments)}, "
+        head.append(f"  ·  {op.listed_compile_ids}  ·  writes into {', '.join(op.arguments)}, "
                     f"{op.declaration} ({op.defined_at.short})")
         body = TerminalText("\n".join(f"writes: {_where(w)}{f': {w.code}' if w.code else ''}" for w in op.writes))
-        for call in op.calls:
+        for call in op.listed_calls:
             body.append(f"\ncalled: {call.compile_id} {_where(call.location)}"
                         f"{f': {call.location.code}' if call.location.code else ''}"
                         f"{' (left out of the compiled code)' if call.dropped else ''}"
@@ -289,6 +289,8 @@ def _numerics(ins: Insights) -> list[RenderableType]:
                             f"{f': {read.location.code}' if read.location.code else ''} (in {read.kernel})")
             if call.more_moved_reads:
                 body.append(f"\nread after the call: {count(call.more_moved_reads, 'more read')}")
+        if op.more_calls:
+            body.append(f"\ncalled: {count(op.more_calls, 'more call')} (--json lists them all)")
         body.append(f"\n{op.why}")
         out.append(Group(head, Padding(body, (0, 0, 0, 3)), TerminalText(f"fix: {op.advice}", style="green")))
     out.extend(TerminalText(u.not_checked, style="yellow") for u in unread)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from ...wording import first_listed
 from ..numerics import RANDOM_ADVICE, Numerics
 from ..numpy_graphs import NumpyInGraphs
 from ..op_mutations import UndeclaredMutation
@@ -56,7 +57,8 @@ def op_mutation_finding(op: UndeclaredMutation) -> Finding:
     for call in op.calls:
         by_compile.setdefault(call.compile_id, []).append(
             f"{call.location.short}{f' ({call.location.code})' if call.location.code else ''}")
-    called = "; ".join(f"{cid} at {', '.join(places)}" for cid, places in by_compile.items())
+    # (a log's calls are as many as it holds: the first LISTED named at each level, the rest counted)
+    called = first_listed([f"{cid} at {first_listed(places)}" for cid, places in by_compile.items()], "; ")
     return Finding(INFO if op.cloned else WARNING, "user_kernels" if op.cloned else "numerics", op.title,
                    f"{writes}; called in {called}: {op.why}. {'Advice' if op.cloned else 'Fix'}"
                    f"{'' if op.stale else f' ({op.defined_at.short})'}: {op.advice}")
