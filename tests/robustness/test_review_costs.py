@@ -10,6 +10,7 @@ import dataclasses
 import importlib
 import json
 import os
+import pickle
 from pathlib import Path
 
 from compilescope.analyses.op_mutations import (TRITON_OP, UndeclaredMutation, calling_files, definitions, graph_calls,
@@ -200,3 +201,21 @@ def test_the_notes_of_a_line_of_many_calls_grow_linearly_in_its_calls(tmp_path):
         titles = {n: _notes_title(notes[n]) for n in (200, 400)}
         # (only the counts' digits differ: "100 of 200 calls", "and 194 more" notes, as the notes differ by call)
         assert len(titles[400]) <= len(titles[200]) + 4, f"{op.op}: the badge's title grows with the calls"
+
+
+def test_the_memo_of_a_trace_pickled_and_read_again_gives_the_same_analysis(tmp_path):
+    """Trace.found_once keeps found_calls' scan for the steps of one report; its places of the calls were keyed by
+    id(call), which a copy of the memo (a Trace pickled to a worker process, were its payload spool picklable:
+    today's is an open temporary file) makes other objects' ids: each call then found no place, or another's. Keyed
+    by their order, the memo pickled and read again gives the analysis it gave: custom_op_mutation.log.gz (a read of
+    x moved past mylib::scale's call, its place in the graph needed) and triton_op_mutation.log.gz (x_ptr in
+    tensors_to_clone under both calls: the launches' pointers needed)."""
+    for log in (torch213_moved("custom_op_mutation.log.gz", tmp_path),
+                cuda211_moved("triton_op_mutation.log.gz", tmp_path)):
+        with read_trace(log) as trace:
+            found = op_mutations_here(trace)
+            assert found.ops or found.functionalized  # (what the memo's places are needed for)
+            assert any(c.moved_reads for op in found.ops for c in op.calls) or \
+                all(c.store_found for op in found.functionalized for c in op.calls)
+            trace.found_once = pickle.loads(pickle.dumps(trace.found_once))
+            assert op_mutations_here(trace).to_json() == found.to_json()

@@ -536,11 +536,13 @@ class FoundCalls(NamedTuple):
     calls: dict[str, list[OpCall]]  # op -> its calls
     functional: dict[str, bool]  # op -> every AOT graph that has it calls it plainly
     files: set[tuple[str, int, str | None]]  # (path, line, code) of the call sites: the files to read, checked
-    # id of a call -> (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
-    where: dict[int, tuple[Compile, str, str, int]]
+    # op -> each of its calls' (compile, Dynamo's graph, the op as the graph names it, which of its calls there), in
+    # the order of calls[op]: by place, not by id(call), which a copy of the memo (Trace.found_once) would not keep
+    where: dict[str, list[tuple[Compile, str, str, int]]]
     left_out: list[DroppedCall]  # the calls AOTAutograd dropped, in the log's order
-    # id of a call -> the pointers the Triton kernels AOTAutograd launches under its line are found storing through
-    stored_at: dict[int, set[str]]
+    # op -> each of its calls' pointers the Triton kernels AOTAutograd launches under its line are found storing
+    # through (None: no launch there), in the order of calls[op]
+    stored_at: dict[str, list[set[str] | None]]
     # ops the graphs call only as a packet (`torch.ops.ns.op(x)`, no overload): checked only where a file read
     # defines them (a Library's define), else any library's op (torchvision's, fbgemm's) would read as not checked
     packets: set[str]

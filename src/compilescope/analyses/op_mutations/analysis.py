@@ -43,7 +43,7 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
                 out.unread.append(UnreadSource(op, path, NOT_FOUND))
     decomposed: set[str] = set()  # triton_ops: AOTAutograd runs their body, so a call it no longer holds is no drop
     for op, op_calls in calls.items():
-        stored = [stored_at.get(id(c), set()) for c in op_calls]  # (each call's, in order)
+        stored = [s or set() for s in stored_at[op]]  # (each call's, in order)
         for path, source in sources.get(op, []):
             if source.form == TRITON_OP:
                 decomposed.add(op)
@@ -68,7 +68,7 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
             lines = read_lines(path, files)
             arguments = list(dict.fromkeys(a for a, _ in written))
             # (a triton_op's calls: no read moved past them is claimed, its kernels run in the op's place)
-            told = op_calls if source.form == TRITON_OP else told_calls(trace, op_calls, where, arguments,
+            told = op_calls if source.form == TRITON_OP else told_calls(trace, op_calls, where[op], arguments,
                                                                          source.parameters, compiled)
             defined_at = UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line))
             writes = [UserLocation(path, line, source.function, _code(lines, line))
@@ -100,17 +100,17 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
 MAX_MOVED_READS = 20  # moved reads listed per op, over its calls; the rest counted (OpCall.more_moved_reads)
 
 
-def told_calls(trace: Trace, op_calls: list[OpCall], where: dict[int, tuple[Compile, str, str, int]],
+def told_calls(trace: Trace, op_calls: list[OpCall], where: list[tuple[Compile, str, str, int]],
                arguments: list[str], parameters: list[str], compiled: dict[int, CompiledCalls]) -> list[OpCall]:
     """The op's calls with their moved reads: at most MAX_MOVED_READS listed over all of them, the rest counted.
-    `compiled` keeps what each compile's graph and output code say, read once however many calls it has."""
+    where: each call's place in its compile's graph (FoundCalls.where). `compiled` keeps what each compile's graph
+    and output code say, read once however many calls it has."""
     told: list[OpCall] = []
     room = MAX_MOVED_READS
-    for c in op_calls:
+    for c, (entry, graph, graph_op, nth) in zip(op_calls, where, strict=True):
         reads: list[MovedRead] = []
         more = 0
         if not c.dropped:
-            entry, graph, graph_op, nth = where[id(c)]
             if (found := compiled.get(id(entry))) is None:
                 found = compiled[id(entry)] = CompiledCalls(trace, entry, graph)
             reads, more = found.moved_reads(graph_op, nth, arguments, parameters, room)

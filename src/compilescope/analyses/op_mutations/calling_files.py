@@ -38,8 +38,8 @@ def importers(found: FoundCalls, sources: dict[str, list[tuple[str, OpSource]]],
 
 def import_roots(found: FoundCalls, path: str) -> list[str]:
     """Where the calling file at path's absolute imports are found: script_folders of the compiles calling from it."""
-    return script_folders([found.where[id(c)][0] for op_calls in found.calls.values() for c in op_calls
-                           if c.location.filename == path], path)
+    return script_folders([place[0] for op, op_calls in found.calls.items()
+                           for c, place in zip(op_calls, found.where[op]) if c.location.filename == path], path)
 
 
 def files_wanted(trace: Trace) -> list[str]:

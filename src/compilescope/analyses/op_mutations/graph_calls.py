@@ -109,11 +109,11 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
     calls: dict[str, list[OpCall]] = {}
     functional: dict[str, bool] = {}  # op -> every AOT graph that has it calls it plainly
     files: set[tuple[str, int, str | None]] = set()  # (path, line, code) of the call sites: the files to read, checked
-    # id of a call -> (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
-    where: dict[int, tuple[Compile, str, str, int]] = {}
+    # op -> each call's (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
+    where: dict[str, list[tuple[Compile, str, str, int]]] = {}
     left_out: list[DroppedCall] = []  # the calls AOTAutograd dropped, in the log's order
-    # id of a call -> the pointers the Triton kernels AOTAutograd launches under its line are found storing through
-    stored_at: dict[int, set[str]] = {}
+    # op -> each call's pointers the Triton kernels AOTAutograd launches under its line are found storing through
+    stored_at: dict[str, list[set[str] | None]] = {}
     overloads: set[str] = set()  # ops called with an overload somewhere (`mylib.scale.default`)
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
@@ -142,11 +142,9 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
                 launched = launches.get((site.path, site.line))
                 dropped = unused and graph_op not in aot_called and launched is None
                 loc = UserLocation(site.path, site.line, site.function, site.code)
-                call = OpCall(key, loc, dropped, cached)
-                if launched is not None:
-                    stored_at[id(call)] = launched
-                calls.setdefault(op, []).append(call)
-                where[id(call)] = (entry, graph, graph_op, nth)
+                calls.setdefault(op, []).append(OpCall(key, loc, dropped, cached))
+                stored_at.setdefault(op, []).append(launched)
+                where.setdefault(op, []).append((entry, graph, graph_op, nth))
                 files.add((site.path, site.line, site.code))
                 if dropped:
                     left_out.append(DroppedCall(op, entry.key, loc))
