@@ -21,7 +21,7 @@ from .rank_summary import RankCrash, RankSummary, collective_kind
 from .runtime_estimates import runtime_estimations, runtime_trace
 from .status import BREAK, EMPTY, ERROR, MISSING, OK, RESTARTED
 from ..model.records import dataclass
-from ..wording import count
+from ..wording import count, first_listed
 
 COMPILE_IDS = "compile_ids"
 STATUSES = "statuses"
@@ -584,7 +584,7 @@ def _compile_ids_consequence(ok: list[RankSummary], only_on: Mapping[str, list[i
 
 
 def _listed(items: list[str]) -> str:
-    return ", ".join(items[:4]) + (f" and {len(items) - 4} more" if len(items) > 4 else "")
+    return first_listed(items, shown=4)
 
 
 def _compilations_text(ids: Iterable[str]) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from ...wording import count, format_seconds, possessive
+from ...wording import count, first_listed, format_seconds, possessive
 from ..userloc import is_python_library_file
 from ..run_facts import RunFacts
 from . import Change, RunDiff
@@ -96,7 +96,7 @@ def config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
         if not keys:
             continue
         mine, other = (a, b) if side == "A" else (b, a)
-        named = ", ".join(list(keys)[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        named = first_listed(list(keys), shown=3)
         changes.append(Change(
             "environment", kind, f"config: {count(len(keys), 'option')} of torch {mine.torch_version} that "
             f"{other.torch_version} does not have ({named})", None,

@@ -30,7 +30,7 @@ from dataclasses import field
 from typing import Any
 
 from ...lazy_regex import lazy_compile
-from ...wording import and_list, count
+from ...wording import and_list, count, first_listed
 from ...model.ids import compilation_key
 from ...model.trace import Compile, Trace
 from ..userloc import UserLocation, is_torch_file
@@ -757,7 +757,7 @@ class CompiledSplit:
         """"9 compiles; only 2 hold ops: [0/0] train_step: 6 ops, [4/0] step: 4 ops; 5 made an empty graph and 2 no
         graph"."""
         each = [f"{cid} {function_label(function)}: {count(ops, 'op')}" for cid, function, ops in self.with_ops]
-        held = ", ".join(each[:SPLIT_NAMED]) + (f" and {len(each) - SPLIT_NAMED} more" if len(each) > SPLIT_NAMED else "")
+        held = first_listed(each, shown=SPLIT_NAMED)
         rest = " and ".join(part for part in (f"{self.empty} made an empty graph" if self.empty else "",
                                               f"{self.no_graph} no graph" if self.no_graph else "") if part)
         return f"{count(self.compiles, 'compile')}; only {len(self.with_ops)} hold ops: {held}; {rest}"
