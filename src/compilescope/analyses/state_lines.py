@@ -23,7 +23,8 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Callable, Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from ..model.ids import compilation_key
 from ..model.records import dataclass
@@ -55,7 +56,8 @@ class FileIndex:
     # (the ids of those nodes that set the loop's variable: what it is, the loop tells, not any name as the model)
     on_loop_variables: frozenset[int]
     compiles: list[tuple[int, str]]  # _compile_sites
-    functions: list[ast.FunctionDef | ast.AsyncFunctionDef]  # (for _scope)
+    # where the file's functions, loops and compiles are, and the answers of _before_compile so far (FileLayout)
+    layout: FileLayout
 
 
 def file_index(tree: ast.Module) -> FileIndex:
@@ -65,6 +67,7 @@ def file_index(tree: ast.Module) -> FileIndex:
     loops: list[tuple[ast.For, list[ast.AST]]] = []
     on_loop_variables: set[int] = set()
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    every_loop: list[ast.For | ast.AsyncFor | ast.While] = []
     walked = 0
     for node in ast.walk(tree):
         walked += 1
@@ -76,6 +79,8 @@ def file_index(tree: ast.Module) -> FileIndex:
             calls.append(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append(node)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            every_loop.append(node)
         if isinstance(node, ast.For) and (over := _loop_over(node)) is not None:
             setting = []
             for inner in (n for statement in node.body for n in ast.walk(statement)):
@@ -87,8 +92,9 @@ def file_index(tree: ast.Module) -> FileIndex:
                 if any(isinstance(r, ast.Name) and r.id == over[0] for r in receivers):
                     on_loop_variables.add(id(inner))
             loops.append((node, setting))
-    return FileIndex(_compiled_names(tree), assigns, calls, loops, frozenset(on_loop_variables), _compile_sites(tree),
-                     functions)
+    compiles = _compile_sites(tree)
+    return FileIndex(_compiled_names(tree), assigns, calls, loops, frozenset(on_loop_variables), compiles,
+                     FileLayout(tree, functions, every_loop, compiles))
 
 
 def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None = None) -> list[int]:
@@ -139,7 +145,7 @@ def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None 
                   and _names(receiver, base, path, False, compiled, root_compiled=True)):
                 found.append((call.lineno, receiver))
         # (a line that runs once before the module is compiled made the state every compile of it starts from)
-        return sorted({line for line, receiver in found if not _before_compile(tree, line, receiver, index)})
+        return sorted({line for line, receiver in found if not _before_compile(line, receiver, index.layout)})
     except RecursionError:
         return []
 
@@ -159,37 +165,94 @@ def _compile_sites(tree: ast.Module) -> list[tuple[int, str]]:
     return sites
 
 
-def _scope(tree: ast.Module, line: int, functions: list[ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> ast.AST:
-    """The innermost function holding the line; the module where none does. functions: the file's (FileIndex's),
-    where known: not walked for again."""
-    holding: ast.AST = tree
-    for walked, node in enumerate(ast.walk(tree) if functions is None else functions):
-        if walked > MAX_SOURCE_NODES:
-            break
-        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and node.lineno <= line <= (node.end_lineno or node.lineno)
-                and (holding is tree or node.lineno > getattr(holding, "lineno", 0))):
-            holding = node
-    return holding
+class Nesting:
+    """Nodes whose line spans nest or are apart (a file's functions, or its loops: Python starts a statement holding
+    others on a line of its own), sorted by first line, each with the nearest one holding it: the ones holding a line
+    are found by a bisection and that short chain (Python indents at most 100 levels), not by a walk of them all."""
+
+    def __init__(self, nodes: Sequence[ast.stmt]) -> None:
+        self.nodes = sorted(nodes, key=lambda n: n.lineno)
+        self.starts = [n.lineno for n in self.nodes]
+        self.holder: list[int] = []  # (the index of the nearest node holding each, -1 for none)
+        open_spans: list[int] = []
+        for at, node in enumerate(self.nodes):
+            while open_spans and _last_line(self.nodes[open_spans[-1]]) < node.lineno:
+                open_spans.pop()
+            self.holder.append(open_spans[-1] if open_spans else -1)
+            open_spans.append(at)
+
+    def holding(self, line: int) -> Iterator[ast.stmt]:
+        """The nodes holding the line, innermost first. (One holding it holds the last node starting at or before it,
+        or is that node.)"""
+        at = bisect_right(self.starts, line) - 1
+        while at >= 0:
+            node = self.nodes[at]
+            if line <= _last_line(node):
+                yield node
+            at = self.holder[at]
 
 
-def _in_one_loop(scope: ast.AST, first: int, last: int) -> bool:
-    """A loop of the scope holds both lines: the later may have run before the earlier, on an earlier pass."""
-    return any(isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.lineno <= first
-               and last <= (node.end_lineno or node.lineno) for node in ast.walk(scope))
+def _last_line(node: ast.stmt) -> int:
+    return node.end_lineno or node.lineno
 
 
-def _before_compile(tree: ast.Module, line: int, receiver: ast.expr, index: FileIndex) -> bool:
+class FileLayout:
+    """Where a file's functions, loops and compiles are, for _before_compile and _on_stack: which function holds a
+    line, whether a loop of it holds two lines, where it first compiles a module; and _before_compile's answers so far,
+    each (line, receiver) answered once for all of a step's changes. (A walk of the function for every line found for
+    every change was changes x the function's size x its lines: a function of 250 loops over modules() and one step's
+    64 changes walked 56M nodes.) Of the index's walk, as its other lists."""
+
+    def __init__(self, tree: ast.Module, functions: list[ast.FunctionDef | ast.AsyncFunctionDef],
+                 loops: list[ast.For | ast.AsyncFor | ast.While], compiles: list[tuple[int, str]]) -> None:
+        self.tree = tree
+        self.functions = Nesting(functions)
+        self.loops = Nesting(loops)
+        self.compiles = compiles
+        self.scopes: dict[int, ast.AST] = {}  # line -> scope(line)
+        self.first_compiles: dict[tuple[str, int], int] | None = None  # (compiled text, id of its scope) -> first line
+        self.before_compile: dict[tuple[int, int], bool] = {}  # (line, id of the receiver) -> _before_compile
+
+    def scope(self, line: int) -> ast.AST:
+        """The innermost function holding the line; the module where none does."""
+        if line not in self.scopes:
+            self.scopes[line] = next(self.functions.holding(line), self.tree)
+        return self.scopes[line]
+
+    def in_one_loop(self, scope: ast.AST, first: int, last: int) -> bool:
+        """A loop of the scope holds both lines (first <= last, both in the scope): the later may have run before the
+        earlier, on an earlier pass. (A loop starting in the scope, before the scope's line, is in it.)"""
+        opens = scope.lineno if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else 0
+        for loop in self.loops.holding(first):  # (innermost first: each starts earlier, and ends later)
+            if loop.lineno < opens:
+                return False
+            if last <= _last_line(loop):
+                return True
+        return False
+
+    def first_compile(self, text: str, scope: ast.AST) -> int | None:
+        """The first line in the scope compiling the module the text names or one holding it (its text, then the end
+        or `.`, `[`)."""
+        if self.first_compiles is None:
+            self.first_compiles = {}
+            for at, compiled in self.compiles:
+                key = (compiled, id(self.scope(at)))
+                self.first_compiles[key] = min(at, self.first_compiles.get(key, at))
+        cuts = [i for i, c in enumerate(text) if c in ".["] + [len(text)]
+        return min((first for cut in cuts if (first := self.first_compiles.get((text[:cut], id(scope)))) is not None),
+                   default=None)
+
+
+def _before_compile(line: int, receiver: ast.expr, layout: FileLayout) -> bool:
     """The line comes before the first `torch.compile` of its receiver's module (the module itself or one holding it)
     in the same function, with no loop around both: it ran before any compile there, and its change is in every
     compile's guards (a hook registered there is counted by the first compile's)."""
-    text = _text(receiver)
-    scope = _scope(tree, line, index.functions)
-    of_module = [at for at, compiled in index.compiles if text.startswith(compiled)
-                 and text[len(compiled):len(compiled) + 1] in ("", ".", "[")
-                 and _scope(tree, at, index.functions) is scope]
-    first = min(of_module, default=None)
-    return first is not None and first > line and not _in_one_loop(scope, line, first)
+    key = (line, id(receiver))  # (a node of the file's tree, as the layout is)
+    if key not in layout.before_compile:
+        scope = layout.scope(line)
+        first = layout.first_compile(_text(receiver), scope)
+        layout.before_compile[key] = first is not None and first > line and not layout.in_one_loop(scope, line, first)
+    return layout.before_compile[key]
 
 
 def _module_of(change: StateChange) -> tuple[str | None, str] | None:
@@ -484,7 +547,7 @@ def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int
                              [n for n in index.calls if n.lineno in lines],
                              [(loop, kept) for loop, setting in index.loops
                               if (kept := [n for n in setting if getattr(n, "lineno", loop.lineno) in lines])],
-                             index.on_loop_variables, index.compiles, index.functions)
+                             index.on_loop_variables, index.compiles, index.layout)
         for change in unsearched:
             if change.kind == "hook":
                 continue
@@ -495,32 +558,30 @@ def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int
 
 def _on_stack(where: list[tuple[str, int, list[str]]], stack: list[Frame] | None,
               files: Mapping[str, tuple[ast.Module, list[str]] | None],
-              indexes: Mapping[str, FileIndex] | None = None) -> list[tuple[str, int, list[str]]]:
+              indexes: Mapping[str, FileIndex]) -> list[tuple[str, int, list[str]]]:
     """Of several lines, those in a function the recompile's stack passes through, before the line it called on from
     (validate()'s `self.model.eval()` for a recompile called from validate() two lines on; not main()'s switch after
     its call to validate()), with those after it in a loop around it (run on an earlier pass); all of them where no
     line is before a call."""
     if not stack or len(where) < 2:
         return where
-    before: list[tuple[str, int, list[str]]] = []
-    looped: list[tuple[str, int, list[str]]] = []
-    for path, line, lines in where:
-        parsed = files.get(path)
-        if parsed is None:
+    before: set[tuple[str, int]] = set()
+    looped: set[tuple[str, int]] = set()
+    for path, line, _ in where:
+        if files.get(path) is None or path not in indexes:
             continue
-        tree = parsed[0]
-        functions = indexes[path].functions if indexes is not None and path in indexes else None
-        scope = _scope(tree, line, functions)
+        layout = indexes[path].layout
+        scope = layout.scope(line)
         name = scope.name if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else "<module>"
         for frame in stack:
-            if frame.filename != path or frame.name != name or _scope(tree, frame.line, functions) is not scope:
+            if frame.filename != path or frame.name != name or layout.scope(frame.line) is not scope:
                 continue
             if line < frame.line:
-                before.append((path, line, lines))
-            elif _in_one_loop(scope, frame.line, line):
-                looped.append((path, line, lines))
+                before.add((path, line))
+            elif layout.in_one_loop(scope, frame.line, line):
+                looped.add((path, line))
             break
-    return [w for w in where if w in before or w in looped] if before else where
+    return [w for w in where if w[:2] in before or w[:2] in looped] if before else where
 
 
 # A failed guard on a mode (`self._modules['drop'].training == True`, the value the guarded compile had) and one on a
