@@ -24,6 +24,7 @@ import ast
 import os
 import re
 from bisect import bisect_right
+from dataclasses import field
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from ..model.ids import compilation_key
@@ -56,8 +57,10 @@ class FileIndex:
     # (the ids of those nodes that set the loop's variable: what it is, the loop tells, not any name as the model)
     on_loop_variables: frozenset[int]
     compiles: list[tuple[int, str]]  # _compile_sites
-    # where the file's functions, loops and compiles are, and the answers of _before_compile so far (FileLayout)
-    layout: FileLayout
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef]  # (for the layout)
+    # where the file's functions, loops and compiles are, and the answers of _before_compile so far: a cache, not
+    # compared (FileLayout)
+    layout: FileLayout = field(compare=False, repr=False)
 
 
 def file_index(tree: ast.Module) -> FileIndex:
@@ -94,7 +97,7 @@ def file_index(tree: ast.Module) -> FileIndex:
             loops.append((node, setting))
     compiles = _compile_sites(tree)
     return FileIndex(_compiled_names(tree), assigns, calls, loops, frozenset(on_loop_variables), compiles,
-                     FileLayout(tree, functions, every_loop, compiles))
+                     functions, FileLayout(tree, functions, every_loop, compiles))
 
 
 def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None = None) -> list[int]:
@@ -547,7 +550,8 @@ def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int
                              [n for n in index.calls if n.lineno in lines],
                              [(loop, kept) for loop, setting in index.loops
                               if (kept := [n for n in setting if getattr(n, "lineno", loop.lineno) in lines])],
-                             index.on_loop_variables, index.compiles, index.layout)
+                             index.on_loop_variables, index.compiles, index.functions,
+                             index.layout)
         for change in unsearched:
             if change.kind == "hook":
                 continue
