@@ -15,8 +15,12 @@ from pathlib import Path
 
 from compilescope.analyses.op_mutations import (TRITON_OP, UndeclaredMutation, calling_files, definitions, graph_calls,
                                                 op_bodies)
+from compilescope.analyses.op_mutations import calling_files, definitions, graph_calls, op_bodies
+from compilescope.analyses import state_lines
 from compilescope.analyses.analyze import analyze
+from compilescope.analyses.recompiles import StateChange
 from compilescope.ingest.reader import read_trace
+from compilescope.model.trace import Frame
 from compilescope.render.html.env import _visible_text
 from compilescope.render.html.provenance import json_island
 from compilescope.render.html.sources import _notes_title
@@ -219,3 +223,46 @@ def test_the_memo_of_a_trace_pickled_and_read_again_gives_the_same_analysis(tmp_
                 all(c.store_found for op in found.functionalized for c in op.calls)
             trace.found_once = pickle.loads(pickle.dumps(trace.found_once))
             assert op_mutations_here(trace).to_json() == found.to_json()
+def _mode_loops(n: int, compiled_first: bool) -> str:
+    """main(model, x) with n loops `for m in model.modules(): m.training = False` (the loop on lines 4-5 of the
+    compiled_first shape, the rest from line 7 on): all before `torch.compile(model)`, or after it and after a first
+    call `compiled(x)` on line 6 that ran between line 5's loop and the others."""
+    loop = "    for m in model.modules():\n        m.training = False\n"
+    if compiled_first:
+        body = "    compiled = torch.compile(model)\n" + loop + "    compiled(x)\n" + loop * n
+    else:
+        body = loop * n + "    compiled = torch.compile(model)\n"
+    return "import torch\ndef main(model, x):\n" + body + "    compiled(x)\n"
+
+
+# One recompile step of MAX_STEP_CHANGES Dropouts switched to eval (module_mode_loops' shape: drops[i] of self)
+_DROPS_TO_EVAL = [StateChange(f"L['self']._modules['drops']._modules['{i}'].training", "True", "False")
+                  for i in range(state_lines.MAX_STEP_CHANGES)]
+
+
+def _lines_of_one_step(text: str) -> list[list[int]]:
+    """change_lines of each of the step's changes, and of those lines the ones _on_stack keeps for a recompile called
+    from line 6 of main (`compiled(x)`, _mode_loops)."""
+    tree = ast.parse(text)
+    index = state_lines.file_index(tree)
+    found = [state_lines.change_lines(tree, change, index) for change in _DROPS_TO_EVAL]
+    files = {"/p/prog.py": (tree, text.splitlines())}
+    kept = [[line for _, line, _ in state_lines._on_stack([("/p/prog.py", line, files["/p/prog.py"][1]) for line in lines],
+                                                          [Frame("/p/prog.py", 6, "main")], files, {"/p/prog.py": index})]
+            for lines in found]
+    return found + kept
+
+
+def test_a_steps_changes_are_placed_against_a_function_of_many_loops_once_each():
+    """A step's 64 changes each asked of every line found whether it ran before the module's first compile (a walk of
+    its function for the loops around both) and whether a loop around the recompile's call holds it (another): a
+    function of 250 loops over modules() took 28 s. Every loop reaches every Dropout (modules() yields all)."""
+    # before the compile, no loop around both: each ran once, and every compile starts from the state they set
+    assert _lines_of_one_step(_mode_loops(30, compiled_first=False)) == [[]] * 2 * len(_DROPS_TO_EVAL)
+    # after it: each a candidate (lines 5, then 8, 10, ...), and of them the one before the call on line 6 the stack's
+    found = _lines_of_one_step(_mode_loops(30, compiled_first=True))
+    assert found == [[5, *range(8, 8 + 2 * 30, 2)]] * len(_DROPS_TO_EVAL) + [[5]] * len(_DROPS_TO_EVAL)
+    for compiled_first in (False, True):
+        assert_linear(lines_run_here(_lines_of_one_step, _mode_loops(50, compiled_first)),
+                      lines_run_here(_lines_of_one_step, _mode_loops(100, compiled_first)),
+                      f"change_lines and _on_stack, n loops over modules() ({compiled_first=})")
