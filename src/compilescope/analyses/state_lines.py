@@ -24,8 +24,8 @@ import ast
 import os
 import re
 from bisect import bisect_right
-from dataclasses import field
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import field
 
 from ..model.ids import compilation_key
 from ..model.records import dataclass
