@@ -15,7 +15,6 @@ from pathlib import Path
 
 from compilescope.analyses.op_mutations import (TRITON_OP, UndeclaredMutation, calling_files, definitions, graph_calls,
                                                 op_bodies)
-from compilescope.analyses.op_mutations import calling_files, definitions, graph_calls, op_bodies
 from compilescope.analyses import state_lines
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.recompiles import StateChange
