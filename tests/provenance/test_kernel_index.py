@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compilescope.analyses.provenance.line_mappings import _cpp_start, _debug_handle_split, _not_starting, _python_start, kernel_lines
+from compilescope.analyses.provenance import without_handle
+from compilescope.analyses.provenance.line_mappings import _cpp_start, _not_starting, _python_start, kernel_lines
 
 
 def scan_per_kernel(lines: list[str], kernels: list[str], language: str) -> dict[str, list[int]]:
@@ -14,7 +15,7 @@ def scan_per_kernel(lines: list[str], kernels: list[str], language: str) -> dict
     start = _python_start(lines) if python else _cpp_start(lines)
     result: dict[str, list[int]] = {}
     for kernel in kernels:
-        pure = _debug_handle_split(kernel)
+        pure = without_handle(kernel)
         found: list[int] = []
         if ":" in kernel:
             for i in range(start, len(lines)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import re
 
-from compilescope.analyses.sources.file_text import MAX_SOURCE_BYTES
+from compilescope.model.source_files import MAX_SOURCE_BYTES
 from compilescope.ingest.stderr import MAX_LINE
 
 from ..conftest import CUDA211_LOGS, TORCH213_LOGS, cuda211, shared

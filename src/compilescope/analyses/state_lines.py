@@ -29,11 +29,10 @@ from dataclasses import field
 
 from ..model.ids import compilation_key
 from ..model.records import dataclass
-from ..model.source_files import NO_FILES, SourceFiles
+from ..model.source_files import MAX_SOURCE_BYTES, NO_FILES, SourceFiles
 from ..model.trace import Frame
 from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
 
-MAX_SOURCE_BYTES = 4 << 20  # as the source pages: a bigger file is not read
 MAX_SOURCE_NODES = 500_000  # ast nodes walked in one file
 MAX_STEP_CHANGES = 64  # changes of one recompile step looked for (an eval() on a model of M modules changes M): _looked_for
 # The method that adds a hook of each kind, as guard trees name the module's hook dict

@@ -8,14 +8,13 @@ import ast
 import os
 from collections.abc import Callable, Iterable, Sequence
 
-from ...model.source_files import SourceFiles
+from ...model.source_files import MAX_SOURCE_BYTES, SourceFiles
 from ...model.trace import Compile, Trace
 from . import CHANGED, MAX_MODULE_NODES, NOT_READABLE, FoundCalls, OpSource
 from .definitions import custom_op_sources
 from .graph_calls import found_calls
 
 
-MAX_SOURCE_BYTES = 4 << 20  # as the source pages: a bigger file is not read
 
 
 def read_calling_files(found: FoundCalls, files: SourceFiles) -> tuple[dict[str, list[tuple[str, OpSource]]],

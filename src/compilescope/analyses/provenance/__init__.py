@@ -10,7 +10,7 @@ graph Inductor received (pre-grad), the post-grad graph, and the generated code
 
 The line numbers are those tlparse 0.4.3 computes with ``--inductor-provenance``
 (``convert_node_mappings_to_line_numbers``), so the two tools can be diffed, with
-two corrections where tlparse is wrong (see line_mappings.py's ``_debug_handle_split``
+two corrections where tlparse is wrong (see ``without_handle``
 and ``code_lines``). On top of that:
 
 - a compile id that ran Inductor twice (forward and backward of a training step)
@@ -192,6 +192,10 @@ class KernelWork:
 
 
 def without_handle(call: str) -> str:
+    """``kernel:N`` -> ``kernel``. The handle is the last ':' part; kernel names may hold colons.
+
+    tlparse cuts Python kernel names at the *first* colon (C++ ones at the last): wrong for a name like
+    ``ns::kernel:3`` (pinned by a test)."""
     return call.rpartition(":")[0] if ":" in call else call
 
 

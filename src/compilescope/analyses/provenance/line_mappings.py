@@ -7,7 +7,7 @@ import itertools
 from typing import Any, Callable, Iterable
 
 from ...model.trace import Trace
-from . import Panel
+from . import Panel, without_handle
 
 LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as built
 MAP_KEYS = ("preToPost", "postToPre", "pyCodeToPost", "postToPyCode", "cppCodeToPost", "postToCppCode")
@@ -72,14 +72,6 @@ def node_lines(lines: list[str]) -> dict[str, int]:
     return {name: i for i, name in enumerate(map(name_part, lines), 1) if name and name[0] != "#"}
 
 
-def _debug_handle_split(kernel: str) -> str:
-    """``kernel:N`` -> ``kernel``. The handle is the last ':' part; kernel names may hold colons.
-
-    tlparse cuts Python kernel names at the *first* colon (C++ ones at the last):
-    wrong for a name like ``ns::kernel:3`` (pinned by a test)."""
-    return kernel.rsplit(":", 1)[0] if ":" in kernel else kernel
-
-
 def _python_start(lines: list[str]) -> int:
     for i, line in enumerate(lines):
         if "(args)" in line and "def" in line and "call" in line:  # (the rarest first)
@@ -116,8 +108,8 @@ def kernel_lines(lines: list[str], kernels: Iterable[str], language: str) -> dic
     kernels = list(dict.fromkeys(kernels))
     # Names that hold a line end (or none at all) cannot be indexed per line: an odd
     # or hostile log; they keep the plain scan.
-    plain = [k for k in kernels if _indexable(_debug_handle_split(k)) and _indexable(k)]
-    where = _occurrences(lines, start, {w for k in plain for w in (k, _debug_handle_split(k))})
+    plain = [k for k in kernels if _indexable(without_handle(k)) and _indexable(k)]
+    where = _occurrences(lines, start, {w for k in plain for w in (k, without_handle(k))})
     result: dict[str, list[int]] = {}
     for kernel in kernels:
         found = _kernel_call_lines(lines, start, kernel, python, where)
@@ -154,7 +146,7 @@ def _occurrences(lines: list[str], start: int, names: set[str]) -> dict[str, lis
 
 def _kernel_call_lines(lines: list[str], start: int, kernel: str, python: bool,
                        where: dict[str, list[int]]) -> list[int]:
-    pure = _debug_handle_split(kernel)
+    pure = without_handle(kernel)
     indexed = _indexable(kernel) and _indexable(pure)
 
     def containing(name: str) -> list[int]:

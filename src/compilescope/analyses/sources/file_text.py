@@ -10,13 +10,12 @@ import re
 from ...decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
 from ...lazy_regex import lazy_compile
 from ...location import NOT_A_FILE, NOT_HERE, TOO_BIG
-from ...model.source_files import SourceFiles
+from ...model.source_files import MAX_SOURCE_BYTES, SourceFiles
 from ...model.trace import Compile, Trace
 from ..compiled_frames import ORIGINAL_BYTECODE_SUFFIX
 from ..userloc import is_triton_file
 from . import resumed_function
 
-MAX_SOURCE_BYTES = 4 << 20  # a user source bigger than this is not read from disk
 # A `dis` row that starts a source line: the line number comes first, within the first few columns (3.10-3.12:
 # `942     >>  212 LOAD_FAST`; 3.13: `  5   L1:     LOAD_FAST`); a row without one starts with the offset or label
 # past them (`              2 LOAD_CONST`). At most 9 leading spaces and 9 digits: the text is untrusted.
