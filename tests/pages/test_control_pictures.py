@@ -119,3 +119,16 @@ def test_a_form_feed_in_source_and_code_is_whitespace_not_a_picture(tmp_path):
     (panels,) = (tmp_path / "code" / "provenance").glob("*.html")
     shown = panels.read_text()
     assert "# AOT ID: [&#39;0_forward&#39;] page" in shown and "\u240c" not in shown
+
+    # A kernel's user line, quoted from the kernel stack traces artifact, is code too (its line 24 with a form feed
+    # for the space after `return`, written in the JSON as \f)
+    traces = code_lines.index(next(line for line in code_lines if line.startswith(b'\t{"extern_kernels.addmm:1": ')))
+    assert code_lines[traces].count(b"return torch.relu(self.lin(x))") == 2
+    code_lines[traces] = code_lines[traces].replace(b"return torch.relu(self.lin(x))", b"return\\ftorch.relu(self.lin(x))")
+    fix_md5(code_lines, traces - 1)
+    log.write_bytes(b"".join(code_lines))
+    report(log, tmp_path / "kernels")
+    # The artifact's page of kernels shows each kernel's user line and the stack trace quoting it, both code
+    pages = [p.read_text() for p in (tmp_path / "kernels").rglob("inductor_provenance_tracking_kernel_stack_traces_*.html")]
+    assert len(pages) == 2 and all("<pre>    return torch.relu(self.lin(x))</pre>" in page for page in pages)
+    assert not any("\u240c" in page or "\x0c" in page for page in pages)

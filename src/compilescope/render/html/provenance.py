@@ -325,7 +325,7 @@ def _user_line_kept(seen: dict[Any, str], page: Page, u: UserLine) -> str:
 
 
 def _stack_kept(seen: dict[Any, str], trace: str) -> str:
-    html = seen[trace] = f"<pre>{html_text(trace)}</pre>"
+    html = seen[trace] = f"<pre>{html_text(code_text(trace))}</pre>"  # (a traceback quotes code: a form feed as a space)
     return html
 
 
@@ -338,5 +338,5 @@ def _user_line_html(page: Page, u: UserLine) -> str:
         html += f' <span class="fn">in {html_text(u.function)}</span>'
     html += "</div>\n"
     if u.code:
-        html += f"<pre>    {html_text(u.code)}</pre>"
+        html += f"<pre>    {html_text(code_text(u.code))}</pre>"  # (a form feed as the code pages show it)
     return html
