@@ -207,19 +207,9 @@ class LineNotes:
     # pages word them), in the order they ran
     autotune: list[dict[str, Any]] = field(default_factory=list)
 
-    @property
-    def uncaught_exception(self) -> bool:
-        """Whether every crash at this line is an uncaught Python exception, none a native crash."""
-        return all(c["exception"] for c in self.crashes)
-
-    @property
-    def autotune_text(self) -> str:
-        """The compile time this line's searches took, together, as its badge says it: "14.73 s"."""
-        return format_seconds(sum(a["seconds"] for a in self.autotune))
     # AOTInductor packages compiled here (the user's aoti_compile_and_package call: aoti.AotiPackage.call), each
     # {"accepts", "checks_need_env", "holds", "wrapper_artifact", "kernel_artifact"}: what it accepts and holds, and its
-    # code's outputs
-    # (Artifact.number; kernel_artifact None where it logged none apart).
+    # code's outputs (Artifact.number; kernel_artifact None where it logged none apart).
     aoti: list[dict[str, Any]] = field(default_factory=list)
     # The user's own Triton kernels (user_kernels.py) on the lines that define and launch them: {"kernel", "role"
     # ("defined": its def, or its first decorator where only torch's line is known: "decorated"; "launched": the
@@ -234,6 +224,16 @@ class LineNotes:
     # (op_mutations' OpMutations.functionalized: advice, no result differs), on its call lines and the lines that
     # write: {"op", "compile_ids", "why", "badge"}
     found_stores: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def uncaught_exception(self) -> bool:
+        """Whether every crash at this line is an uncaught Python exception, none a native crash."""
+        return all(c["exception"] for c in self.crashes)
+
+    @property
+    def autotune_text(self) -> str:
+        """The compile time this line's searches took, together, as its badge says it: "14.73 s"."""
+        return format_seconds(sum(a["seconds"] for a in self.autotune))
 
     @property
     def checkpoint_calls(self) -> int:
