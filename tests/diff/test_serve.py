@@ -185,6 +185,21 @@ def test_foreign_host_and_path_traversal_are_refused(hub):
     assert conn.getresponse().status == 405
 
 
+def test_a_kept_report_is_not_sent_again_to_a_browser_that_has_it(hub):
+    """Report files are served with validators, so a browser reopening a kept report gets 304 Not Modified."""
+    port, token = hub["port"], hub["token"]
+    path = f"/{token}/run/2026-01-01_run_cold/report/index.html"
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request("GET", path)
+    first = conn.getresponse()
+    body, etag = first.read(), first.getheader("ETag")
+    assert first.status == 200 and b"<html" in body.lower() and etag
+    conn.request("GET", path, headers={"If-None-Match": etag})
+    again = conn.getresponse()
+    assert again.status == 304 and again.read() == b""
+    conn.close()
+
+
 def test_follows_a_run_still_being_written(hub):
     """A run whose log changed in the last 30 s is live: marked, and its pages reload themselves."""
     port, token, root = hub["port"], hub["token"], hub["dir"]

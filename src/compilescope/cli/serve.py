@@ -145,11 +145,13 @@ class Hub:
 def create_app(hub: Hub, token: str):
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.requests import Request
-    from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
+    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
     from starlette.routing import Route
+    from starlette.staticfiles import StaticFiles
 
     from ..analyses.run_facts.analysis import run_headline
     from ..analyses.diff.analysis import diff_report
@@ -188,19 +190,19 @@ def create_app(hub: Hub, token: str):
         if run is None:
             return not_found("no such run")
         rel = request.path_params.get("path") or "index.html"
-        parts = rel.split("/")
-        if any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
-            return not_found()
         try:
             directory = await run_in_threadpool(hub.report_dir, run)
         except CompilescopeError as exc:
             return PlainTextResponse(str(exc), status_code=500)
-        target = os.path.realpath(os.path.join(directory, *parts))
-        if not target.startswith(os.path.realpath(directory) + os.sep) or not os.path.isfile(target):
+        # StaticFiles confines the path to the report's directory (absolute paths, "..", links out of it) and
+        # answers conditional requests; any file it will not serve is a 404 like every other.
+        try:
+            response = await StaticFiles(directory=directory).get_response(rel, request.scope)
+        except HTTPException:
             return not_found()
-        # A live run's pages reload themselves; the next load renders what the run wrote since.
-        headers = {"Refresh": "10"} if run.live and target.endswith(".html") else None
-        return FileResponse(target, headers=headers)
+        if run.live and rel.endswith(".html"):  # a live run's pages reload; the next load renders what it wrote since
+            response.headers["Refresh"] = "10"
+        return response
 
     async def report_root(request: Request) -> Response:
         if not authorised(request):  # the redirect names the token: only for who already has it
