@@ -41,7 +41,7 @@ from .analyses.op_mutations.calling_files import first_files, imported_modules
 from .analyses.user_files import insight_files
 from .ingest.reader import read_trace
 from .location import read_local_lines
-from .runner import Program, choose_log, run_program
+from .runner import PYTHON_NAME, Program, choose_log, run_program
 from .wording import count
 
 OUTPUT_TAIL_LINES = 40
@@ -87,49 +87,132 @@ def _read_all(path: str, limit: int = 4 << 20) -> str:
 
 
 def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
-    """What the program's file shows of seeding: the file its command runs, the first word naming a .py file (python
-    train.py, torchrun ... train.py) or the module after -m (python -m pkg.train, torchrun -m pkg.train: its file);
-    None where there is none or it cannot be read (read_local_lines: only a regular file, so a FIFO or a device the
-    command names is never opened to wait on, of at most MAX_SEED_SOURCE_BYTES). The modules it imports are looked for
-    where its run's Python looks (_import_roots)."""
-    words = prog.argv[1:] if prog.this_python else prog.argv
-    for i, word in enumerate(words):
-        if word == "-m":
-            found = _module_file(words[i + 1], cwd) if i + 1 < len(words) else None
-            if found is None:
-                return None
-            path = found
-            rel = os.path.relpath(found, cwd)
-            word = found if rel.startswith(os.pardir) else rel
-            first = cwd  # (sys.path[0] of `python -m`)
-            break
-        if word.endswith(".py"):
-            path = os.path.join(cwd, word)
-            first = os.path.dirname(os.path.realpath(path))  # (a script's sys.path[0]: its folder, links resolved)
-            break
-    else:
+    """What the program's file shows of seeding: the file its command runs (_program_file); None where there is none or
+    it cannot be read (read_local_lines: only a regular file, so a FIFO or a device the command names is never opened
+    to wait on, of at most MAX_SEED_SOURCE_BYTES). The modules it imports are looked for where its run's Python looks
+    (_program_file's roots)."""
+    found = _program_file(prog, cwd)
+    if found is None:
         return None
+    path, word, roots = found
     lines = read_local_lines(path, MAX_SEED_SOURCE_BYTES).lines
     if lines is None:
         return None
     text = "\n".join(lines)  # (as _imported_seed joins a module's)
     seed = program_seed(word, text)
     if seed is not None and seed.call is None:
-        found = _imported_seed(path, text, _import_roots(first, cwd))
-        if found is not None:
-            module, call, line = found
+        imported = _imported_seed(path, text, roots)
+        if imported is not None:
+            module, call, line = imported
             return ProgramSeed(word, call, line, module)
     return seed
 
 
-def _import_roots(first: str, cwd: str) -> list[str]:
-    """Where the program's absolute imports are found, in Python's order: sys.path's first entry (first), then each
-    PYTHONPATH entry (relative to cwd, an empty one cwd, as Python takes them), the run's PYTHONPATH being this
-    process's (the stages inherit it): `PYTHONPATH=src python -m pkg.train` finds pkg, and its `from pkg import utils`,
-    in src, not in cwd. The installed packages after them are not the program's."""
-    pythonpath = os.environ.get("PYTHONPATH")
-    entries = pythonpath.split(os.pathsep) if pythonpath else []
-    return list(dict.fromkeys([first, *(os.path.normpath(os.path.join(cwd, entry)) for entry in entries)]))
+def _program_file(prog: Program, cwd: str) -> tuple[str, str, list[str]] | None:
+    """(the program's file, the word naming it, the import roots) of the run of prog's command: the file it runs is the
+    script of `python [OPTIONS] script` or the module of `python -m module` (its file: _module_file), or, for another
+    command (torchrun ... train.py, torchrun -m pkg.train), its first word naming a .py file or following -m. An `env`
+    before it (`env -i A=b PYTHONPATH=lib python ...`) changes the environment the run gets (_after_env).
+
+    The roots are where that Python finds the program's absolute imports, in its order: sys.path[0] (the script's
+    folder, links resolved; the working folder of -m), but not with -P, -I or PYTHONSAFEPATH; then each PYTHONPATH
+    entry (relative to cwd, an empty one cwd, as Python takes them), but not with -E or -I, which ignore PYTHON*
+    variables. The installed packages after them are not the program's. None where there is no file, or the command
+    is not understood."""
+    env = dict(os.environ)  # (what each stage's run inherits)
+    words = prog.argv if prog.this_python else _after_env(prog.argv, env)
+    if not words:
+        return None
+    flags = ""
+    if prog.this_python or PYTHON_NAME.match(os.path.basename(words[0])):
+        target = _python_target(words[1:])
+        if target is None:
+            return None
+        flags, name, is_module = target
+    else:
+        found = next(((words[i + 1] if word == "-m" else word, word == "-m") for i, word in enumerate(words)
+                      if (word == "-m" and i + 1 < len(words)) or word.endswith(".py")), None)
+        if found is None:
+            return None
+        name, is_module = found
+    ignore_env = "I" in flags or "E" in flags
+    safe = "I" in flags or "P" in flags or (not ignore_env and bool(env.get("PYTHONSAFEPATH")))
+    pythonpath = "" if ignore_env else env.get("PYTHONPATH", "")
+    entries = [os.path.normpath(os.path.join(cwd, entry)) for entry in pythonpath.split(os.pathsep)] if pythonpath else []
+    # (sys.path[0]: the working folder of -m; a script's folder, links resolved)
+    first = cwd if is_module else os.path.dirname(os.path.realpath(os.path.join(cwd, name)))
+    roots = list(dict.fromkeys([*([] if safe else [first]), *entries]))
+    if not is_module:
+        return os.path.join(cwd, name), name, roots
+    path = _module_file(name, [*roots, *_installed_path()])
+    if path is None:
+        return None
+    rel = os.path.relpath(path, cwd)
+    return path, path if rel.startswith(os.pardir) else rel, roots
+
+
+def _after_env(argv: list[str], env: dict[str, str]) -> list[str] | None:
+    """The command that `env [-i] [-u NAME] [NAME=VALUE]... COMMAND...` runs, env changed as env changes it for
+    COMMAND (argv itself where it is no env); None where an option of env is not understood here (-C, -S...)."""
+    while argv and os.path.basename(argv[0]) == "env":
+        i, options = 1, True
+        while i < len(argv):
+            word = argv[i]
+            if options and word in ("-i", "-", "--ignore-environment"):
+                env.clear()
+            elif options and word in ("-u", "--unset") and i + 1 < len(argv):
+                i += 1
+                env.pop(argv[i], None)
+            elif options and word.startswith(("--unset=", "-u")) and word not in ("-u", "--unset="):
+                env.pop(word.partition("=")[2] if word.startswith("--") else word[2:], None)
+            elif options and word == "--":
+                options = False
+            elif options and word.startswith("-"):
+                return None
+            elif "=" in word:
+                variable, _, value = word.partition("=")
+                env[variable] = value
+            else:
+                break
+            i += 1
+        argv = argv[i:]
+    return argv
+
+
+def _python_target(args: list[str]) -> tuple[str, str, bool] | None:
+    """(its one-letter flags, the script or module, whether it is a module) of `python ARGS`, read as Python reads its
+    options (letters joined, as -IE or -uW ignore; -W/-X/-c/-m take the rest of the word or the next one); None where it
+    runs no file (-c, stdin, --help)."""
+    flags = ""
+    words = iter(args)
+    for word in words:
+        if word == "--check-hash-based-pycs":
+            next(words, None)
+            continue
+        if word == "--":
+            word = next(words, "-")
+        elif word.startswith("--"):
+            return None  # (--help, --version: nothing runs)
+        elif word.startswith("-") and word != "-":
+            for i, letter in enumerate(word[1:], 2):
+                if letter in "cmWX":
+                    value = word[i:] or next(words, None)
+                    if letter == "c" or value is None:
+                        return None
+                    if letter == "m":
+                        return flags, value, True
+                    break
+                flags += letter
+            continue
+        return None if word == "-" else (flags, word, False)
+    return None
+
+
+def _installed_path() -> list[str]:
+    """This Python's sys.path without what this run of compilescope added to it (its script's folder, its own
+    PYTHONPATH): where the program's Python finds installed packages too."""
+    own = {os.path.abspath(entry) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry}
+    return [entry for entry in sys.path[0 if sys.flags.safe_path else 1:] if entry and os.path.abspath(entry) not in own]
 
 
 MAX_SEED_SOURCE_BYTES = 4 << 20  # a program's file, or a module it imports, read for its seed: a bigger one is not
@@ -139,7 +222,7 @@ SEED_IMPORT_DEPTH = 2  # the program's imports, and theirs
 
 def _imported_seed(path: str, text: str, roots: list[str]) -> tuple[str, str, int] | None:
     """The first seeding call that runs (module_seed) in the local modules the program's file imports, then in those they
-    import, breadth first (imported_files: where Python finds them, each absolute import in roots, _import_roots,
+    import, breadth first (imported_files: where Python finds them, each absolute import in roots, _program_file,
     whichever module makes it): (the module's path from the program's folder, the call, its line). Bounded:
     SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each read as other local files are (read_local_lines: a regular
     file, at most MAX_SEED_SOURCE_BYTES)."""
@@ -188,27 +271,27 @@ def _module_path(importer: str, module: ImportedModule, roots: list[str]) -> str
     return found[0] if found else None
 
 
-def _module_file(name: str, cwd: str) -> str | None:
-    """The .py file `python -m name` runs from cwd (a package's __main__.py), found as its import would find it, on
-    cwd then sys.path (what the stages' Python searches: a stage runs from cwd, or with cwd on its PYTHONPATH), but
-    without importing anything: importlib.util.find_spec would import a dotted name's packages, running the user's
-    code here. None where it is not a plain source file on the path (a finder hook's, a built-in, not found)."""
+def _module_file(name: str, search: list[str]) -> str | None:
+    """The .py file `python -m name` runs (a package's __main__.py), found as its import would find it, on search (the
+    folders the program's Python searches, _program_file), but without importing anything: importlib.util.find_spec
+    would import a dotted name's packages, running the user's code here. None where it is not a plain source file on
+    the path (a finder hook's, a built-in, not found)."""
     from importlib.machinery import PathFinder
 
     parts = name.split(".")
     if not all(part.isidentifier() for part in parts):
         return None
-    search: list[str] | None = [cwd, *(p for p in sys.path if p)]
+    folders: list[str] | None = search
     spec = None
     for i in range(len(parts)):
-        if search is None:  # (a module's submodule: no such thing on a path)
+        if folders is None:  # (a module's submodule: no such thing on a path)
             return None
-        spec = PathFinder.find_spec(".".join(parts[: i + 1]), search)
+        spec = PathFinder.find_spec(".".join(parts[: i + 1]), folders)
         if spec is None:
             return None
-        search = list(spec.submodule_search_locations) if spec.submodule_search_locations is not None else None
-    if search is not None:  # a package: -m runs its __main__
-        spec = PathFinder.find_spec(f"{name}.__main__", search)
+        folders = list(spec.submodule_search_locations) if spec.submodule_search_locations is not None else None
+    if folders is not None:  # a package: -m runs its __main__
+        spec = PathFinder.find_spec(f"{name}.__main__", folders)
     origin = spec.origin if spec is not None else None
     return origin if isinstance(origin, str) and origin.endswith(".py") and os.path.isfile(origin) else None
 

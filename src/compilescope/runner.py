@@ -121,7 +121,7 @@ def program(words: list[str], module: str | None = None, is_command: bool = Fals
     return Program(words, same_python)
 
 
-_PYTHON_NAME = re.compile(r"python(\d+(\.\d+)*)?(\.exe)?$")
+PYTHON_NAME = re.compile(r"python(\d+(\.\d+)*)?(\.exe)?$")
 _HAS_TORCH = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
 PROBE_TIMEOUT_S = 60
 
@@ -133,7 +133,7 @@ def check_interpreter(prog: Program, command: list[str]) -> None:
     command: compilescope's own words before the program (`compilescope run -o out`): the error suggests them
     again, with the program for compilescope's Python.
     """
-    if prog.this_python or not _PYTHON_NAME.match(os.path.basename(prog.argv[0])):
+    if prog.this_python or not PYTHON_NAME.match(os.path.basename(prog.argv[0])):
         return
     interpreter = shutil.which(prog.argv[0]) or prog.argv[0]
     try:

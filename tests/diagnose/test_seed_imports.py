@@ -1,0 +1,74 @@
+"""Where diagnose looks for the seed a program sets in a module it imports: the module its own Python imports, found
+with the command's environment and interpreter flags. Each case is also run for real (no torch needed): what the
+program's Python imports is what diagnose names."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compilescope.diagnose import _program_seed
+from compilescope.runner import program
+
+PY = sys.executable
+# Each helpers.py seeds at another line: the line tells which file diagnose read.
+SEEDING_HELPERS = "import random\n{pad}\n\ndef reset(value):\n    random.seed(value)\n"
+PROGRAM = "import helpers\nfrom helpers import reset\n\nreset(0)\nprint(helpers.__file__)\nprint(__file__)\n"
+SEED_LINES = {"lib": 6, ".": 8, "other": 10}  # helpers.py's folder -> its seeding line
+
+
+def _tree(tmp_path: Path) -> None:
+    """app/prog.py (and lib/libapp/prog.py) imports helpers, which is not beside it: one is in lib, one in the working
+    folder, one in other (compilescope's own PYTHONPATH in these tests, which the program's run may not get)."""
+    for folder, line in SEED_LINES.items():
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / "helpers.py").write_text(SEEDING_HELPERS.format(pad="\n" * (line - 5)))
+    for app in ("app", "lib/libapp"):
+        (tmp_path / app).mkdir()
+        (tmp_path / app / "prog.py").write_text(PROGRAM)
+
+
+def _imported_by_python(argv: list[str], cwd: Path) -> tuple[str, int] | None:
+    """The helpers.py the command's Python imports (the program prints it), from the program's folder, and its seeding
+    line; None where it finds none."""
+    run = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=60)
+    if run.returncode != 0:
+        assert "No module named 'helpers'" in run.stderr, run.stderr
+        return None
+    helpers, prog = (os.path.realpath(line) for line in run.stdout.splitlines())
+    folder = os.path.relpath(os.path.dirname(helpers), os.path.realpath(cwd))
+    return os.path.relpath(helpers, os.path.dirname(prog)), SEED_LINES[folder]
+
+
+@pytest.mark.parametrize("words", [
+    ["env", "PYTHONPATH=lib", PY, "app/prog.py"],  # (PYTHONPATH set by the command, not compilescope's)
+    ["env", "A=b", "PYTHONPATH=lib", PY, "app/prog.py"],
+    ["env", "-i", "PYTHONPATH=lib", PY, "app/prog.py"],
+    ["env", "-u", "PYTHONPATH", PY, "app/prog.py"],  # (none at all: not found)
+    ["env", "--", "PYTHONPATH=lib", PY, "app/prog.py"],
+    ["env", "PYTHONPATH=lib", PY, "-m", "libapp.prog"],  # (its file found on that path, then helpers in the working folder)
+    ["env", "PYTHONPATH=lib" + os.pathsep + ".", PY, "-P", "-m", "app.prog"],  # (-P: no working folder first)
+    ["env", "PYTHONSAFEPATH=1", "PYTHONPATH=lib" + os.pathsep + ".", PY, "-m", "app.prog"],
+    ["env", "PYTHONSAFEPATH=1", "PYTHONPATH=lib" + os.pathsep + ".", PY, "-E", "app/prog.py"],  # (-E ignores both)
+    ["env", "PYTHONPATH=lib", PY, "-I", "app/prog.py"],  # (-I: no PYTHONPATH)
+    ["env", "PYTHONPATH=lib", PY, "-uE", "app/prog.py"],  # (flags joined)
+    ["env", "PYTHONPATH=lib", PY, "-W", "ignore", "-X", "utf8", "app/prog.py"],
+])
+def test_imports_are_found_where_the_programs_python_finds_them(monkeypatch, tmp_path, words):
+    """`diagnose -- env PYTHONPATH=lib python ...` read compilescope's own PYTHONPATH, not the one the command sets,
+    and took no interpreter flag into account (-I, -E, -P, PYTHONSAFEPATH): it named a helpers.py the program never
+    imports, or none where it does."""
+    _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", "other")  # (compilescope's; a stage's run inherits it unless the command says)
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    imported = _imported_by_python(words, tmp_path)
+    seed = _program_seed(program(words, is_command=True), str(tmp_path))
+    assert seed is not None
+    assert ((seed.module, seed.line) if seed.call else None) == imported
+
+
