@@ -33,7 +33,7 @@ from .analyses.diagnosis import (
 from .analyses.diagnosis.number_verdicts import run_to_run_said
 from .analyses.diagnosis.printed_numbers import another_control, printed_change, run_to_run
 from .analyses.diagnosis.reproduce import minify_plan, repro_graph, steps_after_minify
-from .analyses.diagnosis.seeds import ImportedModule, imported_calls, module_seed, program_seed
+from .analyses.diagnosis.seeds import ImportedModule, imported_calls, module_seed, program_seed, star_names
 from .analyses.diagnosis.stage_outcome import compiled_frame, stage_outcome
 from .analyses.diagnosis.verdict import decide, limit_hits
 from .errors import CompilescopeError
@@ -89,8 +89,8 @@ def _read_all(path: str, limit: int = 4 << 20) -> str:
 def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
     """What the program's file shows of seeding: the file its command runs (_program_file); None where there is none or
     it cannot be read (read_local_lines: only a regular file, so a FIFO or a device the command names is never opened
-    to wait on, of at most MAX_SEED_SOURCE_BYTES). The modules it imports are looked for where its run's Python looks
-    (_program_file's roots)."""
+    to wait on, of at most MAX_SEED_SOURCE_BYTES), or where a module it imports with * cannot be (_imported_seed). The
+    modules it imports are looked for where its run's Python looks (_program_file's roots)."""
     found = _program_file(prog, cwd)
     if found is None:
         return None
@@ -101,7 +101,10 @@ def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
     text = "\n".join(lines)  # (as _imported_seed joins a module's)
     seed = program_seed(word, text)
     if seed is not None and seed.call is None:
-        imported = _imported_seed(path, text, roots)
+        try:
+            imported = _imported_seed(path, text, roots)
+        except _StarUnread:
+            return None  # (nothing known of a seed, rather than "no seed set")
         if imported is not None:
             module, call, line = imported
             return ProgramSeed(word, call, line, module)
@@ -220,12 +223,17 @@ MAX_SEED_MODULES = 32  # local modules read for a seed, over both depths
 SEED_IMPORT_DEPTH = 2  # the program's imports, and theirs
 
 
+class _StarUnread(Exception):
+    """A module the program imports with * cannot be read: which of its bare calls are that module's is not known."""
+
+
 def _imported_seed(path: str, text: str, roots: list[str]) -> tuple[str, str, int] | None:
     """The first seeding call that runs (module_seed) in the local modules the program's file imports, then in those they
     import, breadth first (imported_files: where Python finds them, each absolute import in roots, _program_file,
-    whichever module makes it): (the module's path from the program's folder, the call, its line). Bounded:
-    SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each read as other local files are (read_local_lines: a regular
-    file, at most MAX_SEED_SOURCE_BYTES)."""
+    whichever module makes it): (the module's path from the program's folder, the call, its line). A bare call a
+    `from module import *` may bind is the module's where its file defines the name (star_names); where that file
+    cannot be read, _StarUnread, rather than a guess. Bounded: SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each
+    read as other local files are (read_local_lines: a regular file, at most MAX_SEED_SOURCE_BYTES)."""
     folder = os.path.dirname(os.path.realpath(path))  # (both real: a script's root is, its modules found there are)
     seen = {os.path.realpath(path)}
     level = [(path, text)]
@@ -233,10 +241,14 @@ def _imported_seed(path: str, text: str, roots: list[str]) -> tuple[str, str, in
     for _ in range(SEED_IMPORT_DEPTH):
         below: list[tuple[str, str]] = []
         for importer, source in level:
-            called: dict[str | None, frozenset[str]] = {}  # a module's file -> the names the importer calls of it
-            for imported, names in imported_calls(source).items():
-                file = _module_path(importer, imported, roots)
-                called[file] = called.get(file, frozenset()) | names
+            # a module's file -> the names the importer calls of it, and those it may call of it through *
+            called: dict[str | None, frozenset[str]] = {}
+            starred: dict[str | None, frozenset[str]] = {}
+            calls = imported_calls(source)
+            for of, imported in ((called, calls.named), (starred, calls.starred)):
+                for module_name, names in imported.items():
+                    file = _module_path(importer, module_name, roots)
+                    of[file] = of.get(file, frozenset()) | names
             # (diagnose runs the program here: the disk it reads is the run's, os.path.isfile answers as Python did)
             for module in first_files(importer, imported_modules(importer, source, roots, os.path.isfile),
                                       os.path.isfile):
@@ -245,10 +257,16 @@ def _imported_seed(path: str, text: str, roots: list[str]) -> tuple[str, str, in
                 seen.add(os.path.realpath(module))
                 read += 1
                 lines = read_local_lines(module, MAX_SEED_SOURCE_BYTES).lines
-                if lines is None:
+                module_text = "\n".join(lines) if lines is not None else None
+                names = called.get(module, frozenset())
+                if module in starred:
+                    exported = star_names(module_text) if module_text is not None else None
+                    if exported is None:
+                        raise _StarUnread(module)
+                    names |= starred[module] & exported
+                if module_text is None:
                     continue
-                module_text = "\n".join(lines)
-                found = module_seed(module, module_text, called.get(module, frozenset()))
+                found = module_seed(module, module_text, names)
                 if found is not None and found.call is not None and found.line is not None:
                     return os.path.relpath(os.path.realpath(module), folder), found.call, found.line
                 below.append((module, module_text))

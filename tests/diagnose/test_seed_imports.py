@@ -1,6 +1,6 @@
 """Where diagnose looks for the seed a program sets in a module it imports: the module its own Python imports, found
-with the command's environment and interpreter flags. Each case is also run for real (no torch needed): what the
-program's Python imports is what diagnose names."""
+with the command's environment and interpreter flags, and, through `from module import *`, only the names that module
+binds. Each case is also run for real (no torch needed): what the program's Python imports is what diagnose names."""
 
 from __future__ import annotations
 
@@ -72,3 +72,44 @@ def test_imports_are_found_where_the_programs_python_finds_them(monkeypatch, tmp
     assert ((seed.module, seed.line) if seed.call else None) == imported
 
 
+STAR_HELPERS = "import random\n{head}\n\ndef {name}(value):\n    print('helpers seeds')\n    random.seed(value)\n"
+CALLS_RESET = "from helpers import *\n\nreset(0)\n"
+OWN_RESET = "from helpers import *\n\n\ndef reset(value):\n    return value\n\n\nreset(0)\n"
+
+
+def test_a_bare_call_is_a_star_imported_modules_only_where_the_module_binds_it(tmp_path):
+    """With `from helpers import *`, any bare call was taken for helpers': a program's own reset(), or one helpers
+    does not export (its __all__ leaves it out, or it is private), was said to seed in helpers.py. Python, running the
+    program, says whether helpers' reset runs (it prints so; the others end in NameError or call the program's); one
+    it exports (a public function, or listed in __all__) still seeds."""
+    public = STAR_HELPERS.format(head="", name="reset")
+    for helpers, prog, seeds in (
+        (public, OWN_RESET, False),  # (the program's own reset is called)
+        (STAR_HELPERS.format(head="__all__ = ['other']\nother = 1", name="reset"), CALLS_RESET, False),  # (not in its __all__)
+        (STAR_HELPERS.format(head="", name="_reset"), CALLS_RESET.replace("reset", "_reset"), False),  # (private)
+        (public, CALLS_RESET, True),
+        (STAR_HELPERS.format(head="__all__ = ['other']\n__all__ += ('reset',)\nother = 1", name="reset"), CALLS_RESET, True),
+    ):
+        (tmp_path / "helpers.py").write_text(helpers)
+        (tmp_path / "prog.py").write_text(prog)
+        ran = subprocess.run([PY, "prog.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert ("helpers seeds" in ran.stdout) is seeds, ran.stderr
+        assert ran.returncode == 0 or "NameError: name '_reset'" in ran.stderr or "NameError: name 'reset'" in ran.stderr
+        seed = _program_seed(program([PY, "prog.py"], is_command=True), str(tmp_path))
+        assert seed is not None
+        assert (seed.module, seed.call) == (("helpers.py", "random.seed") if seeds else (None, None)), (helpers, prog)
+
+
+@pytest.mark.parametrize("helpers", [
+    "__all__ = [name for name in dir() if name.startswith('re')]\n" + STAR_HELPERS.format(head="", name="reset"),
+    "__all__ = ['other']\n__all__.append('reset')\n" + STAR_HELPERS.format(head="", name="reset"),
+    "#" * (4 << 20) + "\n" + STAR_HELPERS.format(head="", name="reset"),  # (beyond what diagnose reads of a module)
+    STAR_HELPERS.format(head="", name="reset") + "def broken(:\n",  # (no Python: its names cannot be read)
+])
+def test_a_star_imported_module_whose_names_cannot_be_read_leaves_the_seed_unknown(tmp_path, helpers):
+    """Where diagnose cannot read which names helpers binds (a computed __all__, or one added to by a call; a file
+    too big; no Python), whether the program's reset() is helpers' is not known: the seed is unknown (as for a file it
+    cannot read), not "no seed set in prog.py"."""
+    (tmp_path / "helpers.py").write_text(helpers)
+    (tmp_path / "prog.py").write_text(CALLS_RESET)
+    assert _program_seed(program([PY, "prog.py"], is_command=True), str(tmp_path)) is None

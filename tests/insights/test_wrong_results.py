@@ -933,28 +933,28 @@ def test_a_modules_seeding_calls_that_run_are_those_of_its_import_and_of_the_fun
     source = ("import random\nimport torch\n\n\ndef reset(value):\n    torch.manual_seed(value)\n\n\n"
               "class Seeder:\n    def seed(self):\n        random.seed(1)\n\n\nlater = lambda: random.seed(2)\n")
     assert module_seed("h.py", source, frozenset()).call is None
-    assert module_seed("h.py", source, imported_calls("from h import reset\nreset(0)\n")[(0, "h")]).line == 6
-    assert imported_calls("import h\nh.reset(0)\n") == {(0, "h"): {"reset"}}
+    assert module_seed("h.py", source, imported_calls("from h import reset\nreset(0)\n").named[(0, "h")]).line == 6
+    assert imported_calls("import h\nh.reset(0)\n").named == {(0, "h"): {"reset"}}
     assert (module_seed("h.py", source + "if True:\n    random.seed(3)\n", frozenset()).line,
             module_seed("h.py", source + "if True:\n    random.seed(3)\n", frozenset()).call) == (16, "random.seed")
 
 
 def test_the_functions_a_program_calls_of_a_module_are_those_its_imports_bind():
     """imported_calls: a call is of a module's function only through the name an import binds to it: a bare name
-    imported from the module (aliased too, or by `*`), an attribute of a name bound to the module (`import a.b` binds
-    a; `from pkg import utils` may bind a submodule); not a function of the program's own, nor another module's."""
+    imported from the module (aliased too), an attribute of a name bound to the module (`import a.b` binds a; `from
+    pkg import utils` may bind a submodule); not a function of the program's own, nor another module's. A bare call
+    the program binds nowhere may be of a module it imports with `*` (whether the module defines it, its file says)."""
     program = ("import utils as u\nimport other\nimport pkg.rng\nfrom pkg import helpers\nfrom .seeding import reset as r\n"
                "from star import *\n\n\ndef seed_everything(value):\n    return value\n\n\n"
                "seed_everything(0)\nother.seed_everything(1)\nu.configure(2)\npkg.rng.seed_all(3)\nhelpers.reset(4)\n"
                "r(5)\nanything(6)\nsetup(7)\n")
-    assert imported_calls(program) == {
-        (0, "utils"): {"configure"}, (0, "other"): {"seed_everything"}, (0, "pkg.rng"): {"seed_all"},
-        (0, "pkg.helpers"): {"reset"}, (1, "seeding"): {"reset"},
-        # (a * import binds every public name of the module: any bare call not bound otherwise may be one)
-        (0, "star"): {"seed_everything", "anything", "setup"},
-    }
-    assert imported_calls("import pkg\npkg.utils.reset(0)\n") == {}  # (pkg.utils is no module it imports)
-    assert imported_calls("not python(") == {}
+    assert imported_calls(program) == (
+        {(0, "utils"): {"configure"}, (0, "other"): {"seed_everything"}, (0, "pkg.rng"): {"seed_all"},
+         (0, "pkg.helpers"): {"reset"}, (1, "seeding"): {"reset"}},
+        {(0, "star"): {"anything", "setup"}},  # (seed_everything is the program's own)
+    )
+    assert imported_calls("import pkg\npkg.utils.reset(0)\n") == ({}, {})  # (pkg.utils is no module it imports)
+    assert imported_calls("not python(") == ({}, {})
 
 
 def test_a_module_the_program_imports_is_looked_for_where_python_looks(monkeypatch, tmp_path):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from . import ProgramSeed
 
@@ -65,28 +66,40 @@ def _first_seed(file: str, calls: list[tuple[int, int, str]]) -> ProgramSeed:
 ImportedModule = tuple[int, str]
 
 
-def imported_calls(source: str) -> dict[ImportedModule, frozenset[str]]:
+class ImportedCalls(NamedTuple):
+    """The functions a source calls of the modules it imports (imported_calls)."""
+
+    named: dict[ImportedModule, frozenset[str]]  # called through a name an import binds to the module or its function
+    # The bare calls a `from module import *` may bind: names the source binds nowhere itself. Whether the module
+    # defines them is for its own file to say (star_names).
+    starred: dict[ImportedModule, frozenset[str]]
+
+
+def imported_calls(source: str) -> ImportedCalls:
     """The functions a source calls of each module it imports, as its imports bind them: a bare `reset(0)` is the
     module's reset only where the source imports that name from it (`from helpers import reset`, `... import reset
-    as r` and `r(0)`, or `from helpers import *`), `h.reset(0)` only where h is that module (`import helpers as h`;
-    `import pkg.helpers` and `pkg.helpers.reset(0)`; `from pkg import helpers`). A function of the source's own, or
-    another module's of the same name, is not the module's; nor a module's the source imports none of its statements
-    name (`import pkg` and `pkg.utils.reset(0)`): the keys are bounded by its imports. Bindings are read from the
-    whole file, wherever an import stands (one inside a function included); empty where the source is no Python."""
+    as r` and `r(0)`), `h.reset(0)` only where h is that module (`import helpers as h`; `import pkg.helpers` and
+    `pkg.helpers.reset(0)`; `from pkg import helpers`); with `from helpers import *`, a bare call of a name the source
+    binds nowhere itself (no def, class, assignment, argument or other import of it) may be helpers' (starred). A
+    function of the source's own, or another module's of the same name, is not the module's; nor a module's the
+    source imports none of its statements name (`import pkg` and `pkg.utils.reset(0)`): the keys are bounded by its
+    imports. Bindings are read from the whole file, wherever they stand (an import or a def inside a function
+    included); empty where the source is no Python."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
+        return ImportedCalls({}, {})
     functions: dict[str, set[tuple[ImportedModule, str]]] = {}  # name -> (module, its function) it may be
     modules: dict[str, set[ImportedModule]] = {}  # name -> the module it may be
     starred: set[ImportedModule] = set()
     named: set[ImportedModule] = set()  # the modules its imports name
+    bound: set[str] = set()  # the names the source binds itself
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 # (`import pkg.utils` binds pkg; `import pkg.utils as u` binds u to pkg.utils)
-                bound = alias.asname or alias.name.partition(".")[0]
-                modules.setdefault(bound, set()).add((0, alias.name if alias.asname else bound))
+                bound_name = alias.asname or alias.name.partition(".")[0]
+                modules.setdefault(bound_name, set()).add((0, alias.name if alias.asname else bound_name))
                 parts = alias.name.split(".")
                 named.update((0, ".".join(parts[:i])) for i in range(1, len(parts) + 1))
         elif isinstance(node, ast.ImportFrom):
@@ -96,13 +109,22 @@ def imported_calls(source: str) -> dict[ImportedModule, frozenset[str]]:
                 if alias.name == "*":
                     starred.add(module)
                     continue
-                bound = alias.asname or alias.name
-                functions.setdefault(bound, set()).add((module, alias.name))
+                bound_name = alias.asname or alias.name
+                functions.setdefault(bound_name, set()).add((module, alias.name))
                 # (a name imported from a package may be its submodule: `from pkg import utils`)
                 submodule = (node.level, f"{node.module}.{alias.name}" if node.module else alias.name)
-                modules.setdefault(bound, set()).add(submodule)
+                modules.setdefault(bound_name, set()).add(submodule)
                 named.add(submodule)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
     called: dict[ImportedModule, set[str]] = {}
+    star_called: dict[ImportedModule, set[str]] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -110,9 +132,9 @@ def imported_calls(source: str) -> dict[ImportedModule, frozenset[str]]:
             name = node.func.id
             for module, function in functions.get(name, ()):
                 called.setdefault(module, set()).add(function)
-            if name not in functions:
+            if name not in functions and name not in modules and name not in bound:
                 for module in starred:
-                    called.setdefault(module, set()).add(name)
+                    star_called.setdefault(module, set()).add(name)
         elif isinstance(node.func, ast.Attribute):
             # `a.b.reset(0)`: the module bound to a, then its submodule b
             inner: list[str] = []  # (innermost last)
@@ -125,7 +147,39 @@ def imported_calls(source: str) -> dict[ImportedModule, frozenset[str]]:
                     module = (level, ".".join(filter(None, (dotted, *reversed(inner)))))
                     if module in named:
                         called.setdefault(module, set()).add(node.func.attr)
-    return {module: frozenset(names) for module, names in called.items()}
+    return ImportedCalls({module: frozenset(names) for module, names in called.items()},
+                         {module: frozenset(names) for module, names in star_called.items()})
+
+
+def star_names(source: str) -> frozenset[str] | None:
+    """The names `from module import *` binds of a module's own functions, read from its source: those its `__all__`
+    lists (a list or tuple of strings, assigned or added to at its top level), else its public top-level functions
+    (Python binds every public name; module_seed looks at top-level functions only). None where that cannot be told:
+    the source is no Python, or its __all__ is computed."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    listed: set[str] | None = None
+    for statement in body:
+        if (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                and isinstance(statement.value.func, ast.Attribute) and isinstance(statement.value.func.value, ast.Name)
+                and statement.value.func.value.id == "__all__"):
+            return None  # (__all__.extend(...), __all__.append(...))
+        targets = (statement.targets if isinstance(statement, ast.Assign)
+                   else [statement.target] if isinstance(statement, (ast.AugAssign, ast.AnnAssign)) else [])
+        if not any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+            continue
+        value = getattr(statement, "value", None)
+        if not (isinstance(value, (ast.List, ast.Tuple))
+                and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in value.elts)):
+            return None
+        names = {item.value for item in value.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)}
+        listed = (listed or set()) | names if isinstance(statement, ast.AugAssign) else names
+    if listed is not None:
+        return frozenset(listed)
+    return frozenset(statement.name for statement in body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and not statement.name.startswith("_"))
 
 
 def module_seed(file: str, source: str, called: frozenset[str]) -> ProgramSeed | None:
