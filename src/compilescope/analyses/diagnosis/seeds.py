@@ -155,7 +155,7 @@ def star_names(source: str) -> frozenset[str] | None:
     """The names `from module import *` binds of a module's own functions, read from its source: those its `__all__`
     lists (a list or tuple of strings, assigned or added to at its top level), else its public top-level functions
     (Python binds every public name; module_seed looks at top-level functions only). None where that cannot be told:
-    the source is no Python, or its __all__ is computed."""
+    the source is no Python, or its __all__ is computed or changed by a call (__all__.extend)."""
     try:
         body = ast.parse(source).body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
