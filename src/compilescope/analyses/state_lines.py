@@ -55,6 +55,9 @@ class FileIndex:
     loops: list[tuple[ast.For, list[ast.AST]]]
     # (the ids of those nodes that set the loop's variable: what it is, the loop tells, not any name as the model)
     on_loop_variables: frozenset[int]
+    # the id of each such loop whose module is the variable of a loop holding it -> that loop (`for m in
+    # model.modules(): for p in m.parameters():`): m is what the outer loop yields, not any name as the model
+    outer_loops: Mapping[int, ast.For]
     compiles: list[tuple[int, str]]  # _compile_sites
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef]  # (for the layout)
     # where the file's functions, loops and compiles are, and the answers of _before_compile so far: a cache, not
@@ -68,6 +71,7 @@ def file_index(tree: ast.Module) -> FileIndex:
     calls: list[ast.Call] = []
     loops: list[tuple[ast.For, list[ast.AST]]] = []
     on_loop_variables: set[int] = set()
+    outer_loops: dict[int, ast.For] = {}
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     every_loop: list[ast.For | ast.AsyncFor | ast.While] = []
     walked = 0
@@ -93,10 +97,14 @@ def file_index(tree: ast.Module) -> FileIndex:
                     setting.append(inner)
                 if any(isinstance(r, ast.Name) and r.id == over[0] for r in receivers):
                     on_loop_variables.add(id(inner))
+                # (ast.walk goes outer loops first: of several holding it that bind the name, the innermost is kept)
+                if (isinstance(inner, ast.For) and (inner_over := _loop_over(inner)) is not None
+                        and isinstance(inner_over[2], ast.Name) and inner_over[2].id == over[0]):
+                    outer_loops[id(inner)] = node
             loops.append((node, setting))
     compiles = _compile_sites(tree)
-    return FileIndex(_compiled_names(tree), assigns, calls, loops, frozenset(on_loop_variables), compiles,
-                     functions, FileLayout(tree, functions, every_loop, compiles))
+    return FileIndex(_compiled_names(tree), assigns, calls, loops, frozenset(on_loop_variables), outer_loops,
+                     compiles, functions, FileLayout(tree, functions, every_loop, compiles))
 
 
 def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None = None) -> list[int]:
@@ -123,12 +131,13 @@ def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None 
                     found.extend((node.lineno, t.value) for t in node.targets if isinstance(t, ast.Attribute)
                                  and t.attr == change.kind and _names(t.value, base, path, True, compiled))
         for loop, setting in index.loops if change.kind != "hook" else ():
-            variable, yields, holder = _loop_over(loop) or ("", "", loop.iter)
+            variable = _loop_over(loop) or ("",)
             for inner in setting:
                 receiver = _sets_state(inner, change.kind, to)
-                if not (isinstance(receiver, ast.Name) and receiver.id == variable):
+                if not (isinstance(receiver, ast.Name) and receiver.id == variable[0]):
                     continue
-                reached = _loop_reaches(yields, holder, _sets_itself(inner), change.kind, base, path, compiled)
+                reached = _loop_reaches(loop, index.outer_loops, _sets_itself(inner), change.kind, base, path,
+                                        compiled)
                 if reached is not None:
                     found.append((getattr(inner, "lineno", loop.lineno), reached))
         hooks = change.source.rsplit(".", 1)[-1]
@@ -403,32 +412,53 @@ def _parent(path: str) -> str | None:
     return path[:cut] if cut >= 0 else None
 
 
-def _loop_reaches(yields: str, holder: ast.expr, itself: bool, kind: str, base: str | None, path: str,
-                  compiled: frozenset[str]) -> ast.expr | None:
-    """What a setting on the variable of a loop over holder's parameters, modules or children, or over the elements
-    of a tuple (yields), can make a change of kind at path through (a module's, or for requires_grad a parameter's):
-    the holder, or the tuple's element that names it; None where it cannot. itself: a setting of the variable only
-    (`m.training = False`, `p.requires_grad = False`), else of the module and all under it (`m.eval()`,
-    `m.requires_grad_(False)`). parameters() yields every parameter under holder; modules() holder and every module
-    under it; children() the modules right under it, so that the holder is the parent of the module set itself; a
-    tuple's element is matched as a receiver of the setting itself would be."""
-    if yields == "elements":
-        return next((e for e in holder.elts if _names(e, base, path, itself, compiled,
-                                                       root_compiled=kind == "requires_grad")), None) \
-            if isinstance(holder, (ast.Tuple, ast.List)) else None
-    module = _parent(path) if kind == "requires_grad" else path  # (the module a requires_grad_() must reach)
+def _loop_reaches(loop: ast.For, outer_loops: Mapping[int, ast.For], itself: bool, kind: str, base: str | None,
+                  path: str, compiled: frozenset[str]) -> ast.expr | None:
+    """What a setting on the variable of the loop (over a module's parameters, modules or children, or over the
+    elements of a tuple: _loop_over) can make a change of kind at path through (a module's, or for requires_grad a
+    parameter's): the module it loops over, or the tuple's element that names it; None where it cannot. itself: a
+    setting of the variable only (`m.training = False`, `p.requires_grad = False`), else of the module and all under
+    it (`m.eval()`, `m.requires_grad_(False)`). Where the loop's module is the variable of a loop holding it
+    (outer_loops: `for m in model.modules(): for p in m.parameters():`), what that variable must be is asked of the
+    outer loop in turn, and what is returned is the outer loop's module: m is a module of model, not any name."""
+    target, exact, parameter = path, itself, kind == "requires_grad"
+    of_parameters = False  # (a loop over parameters() on the way: the outermost module a name the file compiles)
+    while (over := _loop_over(loop)) is not None:
+        _, yields, holder = over
+        if yields == "elements":  # (an element is matched as a receiver of the setting itself would be)
+            return next((e for e in holder.elts if _names(e, base, target, exact, compiled,
+                                                           root_compiled=kind == "requires_grad")), None) \
+                if isinstance(holder, (ast.Tuple, ast.List)) else None
+        needed = _holder_needs(yields, target, exact, parameter)
+        if needed is None:
+            return None
+        target, exact, parameter = *needed, False
+        of_parameters = of_parameters or yields == "parameters"
+        if id(loop) not in outer_loops:
+            return holder if _names(holder, base, target, exact, compiled, root_compiled=of_parameters) else None
+        loop = outer_loops[id(loop)]
+    return None
+
+
+def _holder_needs(yields: str, target: str, exact: bool, parameter: bool) -> tuple[str, bool] | None:
+    """What the module a loop's variable comes from must be, where the variable must be the module or parameter at
+    target (exact) or one holding it (parameter: target is a parameter's path): (its path, whether exactly that one
+    rather than one holding it); None where no module can be. parameters() yields every parameter under its module,
+    so a module holding the parameter's; modules() its module and every module under it, so a module holding target
+    (a module is no parameter, so not the parameter exactly); children() the modules right under its module, so
+    target's parent exactly for the variable exactly target, else a module holding that parent."""
+    if yields == "parameters":
+        module = _parent(target) if parameter else None
+        return (module, False) if module is not None else None
+    if parameter and exact:  # (a module's setting of itself, `m.requires_grad = False`, sets no parameter's)
+        return None
+    module = _parent(target) if parameter else target
     if module is None:
-        reached = False
-    elif yields == "parameters":  # (a parameter: a setting on it sets it only)
-        reached = kind == "requires_grad" and _names(holder, base, module, False, compiled, root_compiled=True)
-    elif kind == "requires_grad" and itself:  # (`m.requires_grad = False` sets a module's attribute, no parameter's)
-        reached = False
-    elif yields == "modules":
-        reached = _names(holder, base, module, False, compiled)
-    else:  # (children(): the variable is a module right under holder)
-        parent = _parent(module)
-        reached = parent is not None and _names(holder, base, parent, itself, compiled)
-    return holder if reached else None
+        return None
+    if yields == "modules":
+        return module, False
+    parent = _parent(module)  # (children(): a module right under the loop's)
+    return (parent, exact and not parameter) if parent is not None else None
 
 
 def _sets_state(node: ast.AST, kind: str, to: bool) -> ast.expr | None:
@@ -549,7 +579,7 @@ def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int
                              [n for n in index.calls if n.lineno in lines],
                              [(loop, kept) for loop, setting in index.loops
                               if (kept := [n for n in setting if getattr(n, "lineno", loop.lineno) in lines])],
-                             index.on_loop_variables, index.compiles, index.functions,
+                             index.on_loop_variables, index.outer_loops, index.compiles, index.functions,
                              index.layout)
         for change in unsearched:
             if change.kind == "hook":
