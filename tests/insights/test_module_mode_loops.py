@@ -189,3 +189,44 @@ def test_a_mode_mark_names_every_module_its_line_switches(tmp_path):
         assert named.startswith("switches self.drops[") and named.count("self.drops[") == 4, text
         assert named.endswith(f" and {len(switched) - 4} more modules"), text
         assert (f" to {mode} mode (training {modes[before][0]} → {modes[recompile][0]} each)") in text
+
+
+def test_the_changes_beyond_those_looked_for_are_matched_up_to_a_bound_and_the_rest_counted(tmp_path, monkeypatch):
+    """[0/1]'s 72 changes (70 Dropouts to eval, head's weight and bias frozen) and [0/2]'s 70 (the Dropouts back to
+    training) are more than one step's looked for: the changes beyond are matched against the marked lines, at most
+    MAX_UNSEARCHED a step, the rest counted, not matched (each was one more change_lines: a step of a model of
+    thousands of modules switched matched thousands). With a bound of 3, each step matches 3 of the rest, and the
+    mark counts the ones left out."""
+    from compilescope.analyses import state_lines as state_lines_module
+    from compilescope.analyses.insights.analysis import insights
+    from compilescope.analyses.state_lines import MAX_STEP_CHANGES, _changes, _looked_for
+
+    with read_trace(str(torch213(LOG))) as trace:
+        steps = {s.compile_id: s for f in insights(trace).recompiles.frames for s in f.steps}
+    changes = {c: _changes(steps[c]) for c in ("[0/1]", "[0/2]")}
+    assert [len(changes[c]) for c in ("[0/1]", "[0/2]")] == [72, 70]
+    looked_for = {c: {x.source for x in _looked_for(changes[c])} for c in changes}
+    beyond = {c: len(changes[c]) - MAX_STEP_CHANGES for c in changes}
+    assert beyond == {"[0/1]": 8, "[0/2]": 6}
+    monkeypatch.setattr(state_lines_module, "MAX_UNSEARCHED", 3, raising=False)
+    asked: list[tuple[str, str]] = []  # (source, value after) of each change change_lines is asked of
+    change_lines_as_is = state_lines_module.change_lines
+
+    def counted(tree, change, index=None):
+        asked.append((change.source, change.after))
+        return change_lines_as_is(tree, change, index)
+
+    monkeypatch.setattr(state_lines_module, "change_lines", counted)
+    marked = _marked(tmp_path)
+    # (the Dropouts go to eval in [0/1], back to training in [0/2]: the value after tells the step)
+    matched_beyond = {c: [s for s, after in asked if after == ("False" if c == "[0/1]" else "True")
+                          and s not in looked_for[c] and ".training" in s] for c in changes}
+    assert {c: len(set(m)) for c, m in matched_beyond.items()} == {"[0/1]": 3, "[0/2]": 3}
+    for line, recompile in ((line_holding(PROGRAM, "m.training = False  # dropout off"), "[0/1]"),
+                            (line_holding(PROGRAM, "            m.training = True"), "[0/2]")):
+        ((at, _, text),) = marked[line]
+        assert at == recompile
+        searched_drops = sum(".training" in s for s in looked_for[recompile]) + 3
+        assert f" and {searched_drops - 4} more modules " in text, text
+        assert text.endswith(f"; {beyond[recompile] - 3} more modules' modes changed in that step were not matched "
+                             "to a line"), text

@@ -35,6 +35,8 @@ from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
 
 MAX_SOURCE_NODES = 500_000  # ast nodes walked in one file
 MAX_STEP_CHANGES = 64  # changes of one recompile step looked for (an eval() on a model of M modules changes M): _looked_for
+# changes beyond those matched against the lines marked for them (_add_unsearched); the rest are counted, not matched
+MAX_UNSEARCHED = 1024
 # The method that adds a hook of each kind, as guard trees name the module's hook dict
 HOOK_METHODS = {"_forward_hooks": ("register_forward_hook",),
                 "_forward_pre_hooks": ("register_forward_pre_hook",),
@@ -551,24 +553,31 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
                     made.setdefault((path, line, change.kind), []).append((change, len(where)))
                     codes[path, line] = lines[line - 1].strip()
             searched = {id(c) for c in looked_for}
-            _add_unsearched(made, [c for c in changes if id(c) not in searched], parsed_files, indexed)
+            left_out = _add_unsearched(made, [c for c in changes if id(c) not in searched], parsed_files, indexed)
             for (path, line, kind), made_there in made.items():
                 out.append(StateLine(path, line, codes[path, line], compilation_key(step.compile_id), kind,
-                                     _said(frame, step, guard.compile_id, made_there)))
+                                     _said(frame, step, guard.compile_id, made_there, left_out.get(kind, 0))))
     return out
 
 
 def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int]]], unsearched: list[StateChange],
                     parsed_files: Mapping[str, tuple[ast.Module, list[str]] | None],
-                    indexed: Callable[[str, ast.Module], FileIndex]) -> None:
+                    indexed: Callable[[str, ast.Module], FileIndex]) -> dict[str, int]:
     """Adds to each marked line's changes (made: (path, line, kind) -> changes) those of the step's changes beyond the
     ones looked for (_looked_for's cap) that the line itself can have made, with 0 candidate lines (not searched for
-    elsewhere). Matched against the settings on the marked lines only, so a step of hundreds costs little: an eval() of
-    a model's 70 modules is said to switch 70, not the 62 looked for beside a frozen parameter."""
+    elsewhere): an eval() of a model's 70 modules is said to switch 70, not the 62 looked for beside a frozen
+    parameter. Matched against the settings on the marked lines only, and at most MAX_UNSEARCHED of the kinds marked:
+    the rest (a model of thousands of modules switched) are counted, by kind, and the counts returned."""
     marked: dict[str, set[int]] = {}
     for path, line, kind in made:
         if kind != "hook":  # (a hook's mark tells of the first)
             marked.setdefault(path, set()).add(line)
+    kinds = {kind for _, _, kind in made if kind != "hook"}
+    wanted = [c for c in unsearched if c.kind in kinds and _module_of(c) is not None]
+    left_out: dict[str, int] = {}
+    for change in wanted[MAX_UNSEARCHED:]:
+        left_out[change.kind] = left_out.get(change.kind, 0) + 1
+    unsearched = wanted[:MAX_UNSEARCHED]
     for path, lines in marked.items():
         parsed = parsed_files.get(path)
         if parsed is None:
@@ -587,6 +596,7 @@ def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int
             for line in change_lines(tree, change, on_lines):
                 if (path, line, change.kind) in made:
                     made[path, line, change.kind].append((change, 0))
+    return left_out
 
 
 def _on_stack(where: list[tuple[str, int, list[str]]], stack: list[Frame] | None,
@@ -662,11 +672,12 @@ MAX_NAMED = 4  # parameters or modules a mark names, then "and N more"
 
 
 def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None,
-          changes: list[tuple[StateChange, int]]) -> str:
+          changes: list[tuple[StateChange, int]], left_out: int = 0) -> str:
     """What the page says of a line, for the changes it may have made (each with its count of candidate lines, 0 for
     one not searched for elsewhere: _add_unsearched): a hook by the first, a mode or a requires_grad by every module or
     parameter, as one line may switch or freeze several (`model.eval()`, a loop over modules, `a.requires_grad_(False);
-    b.requires_grad_(False)`)."""
+    b.requires_grad_(False)`). left_out: the step's changes of the line's kind matched to no line (_add_unsearched's
+    bound), counted."""
     change = changes[0][0]
     # (the most candidates any of its changes has: "sets" only where the line is the one for every change)
     candidates = max(n for _, n in changes)
@@ -688,21 +699,31 @@ def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None,
         if len(changes) == 1:
             parameter = change.name.removesuffix(".requires_grad")
             return (f"{verb} {parameter}'s requires_grad ({change.name} {change.before} → {change.after}: a layer "
-                    f"{'unfrozen' if change.after == 'True' else 'frozen'}): {settings}")
+                    f"{'unfrozen' if change.after == 'True' else 'frozen'}): {settings}"
+                    f"{_left_out(left_out, 'requires_grad')}")
         set_to = " and of ".join(
             f"{_listed(names, 'parameters')} ({before} → {after}{' each' if len(names) > 1 else ''}: "
             f"a layer {'unfrozen' if after == 'True' else 'frozen'})" for (before, after), names in by_value.items())
-        return f"{verb} the requires_grad of {set_to}: {settings}"
+        return f"{verb} the requires_grad of {set_to}: {settings}{_left_out(left_out, 'requires_grad')}"
     verb = "switches" if candidates == 1 else f"is one of {candidates} lines that may switch"
     modes = f"{function} was compiled again as {recompile} in that mode (one compile per mode, expected)"
     if len(changes) == 1:
         module = change.name.removesuffix(".training")
         mode = "training" if change.after == "True" else "eval"
-        return f"{verb} {module} to {mode} mode ({change.name} {change.before} → {change.after}): {modes}"
+        return (f"{verb} {module} to {mode} mode ({change.name} {change.before} → {change.after}): {modes}"
+                f"{_left_out(left_out, 'training')}")
     switched = " and ".join(
         f"{_listed(names, 'modules')} to {'training' if after == 'True' else 'eval'} mode (training {before} → "
         f"{after}{' each' if len(names) > 1 else ''})" for (before, after), names in by_value.items())
-    return f"{verb} {switched}: {modes}"
+    return f"{verb} {switched}: {modes}{_left_out(left_out, 'training')}"
+
+
+def _left_out(count: int, kind: str) -> str:
+    """What a mark says of the step's changes of its kind beyond those matched to a line (_add_unsearched)."""
+    if not count:
+        return ""
+    what = "modules' modes" if kind == "training" else "parameters' requires_grad"
+    return f"; {count} more {what} changed in that step were not matched to a line"
 
 
 def _listed(names: list[str], noun: str) -> str:
