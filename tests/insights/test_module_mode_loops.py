@@ -230,3 +230,23 @@ def test_the_changes_beyond_those_looked_for_are_matched_up_to_a_bound_and_the_r
         assert f" and {searched_drops - 4} more modules " in text, text
         assert text.endswith(f"; {beyond[recompile] - 3} more modules' modes changed in that step were not matched "
                              "to a line"), text
+
+
+def test_the_mode_advice_names_every_module_the_lines_found_switched(tmp_path):
+    """torch's reasons name only drops[0]'s flag ([0/1], [0/2]), but the trees pin all 70 Dropouts' flags False in
+    [0/1] and True in [0/2], switched by the loop over model.modules() (line 54) and dropout_on's loop (line 29): the
+    frame's mode advice names the first modules those lines switched and counts the rest, and says the lines, not
+    drops[0] alone."""
+    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    switched = [d for d in range(70) if _mode(trees["[0/0]"], d) != _mode(trees["[0/1]"], d)]
+    assert len(switched) == 70
+    assert [c for c in ("[0/1]", "[0/2]", "[0/3]") if "._modules['drops']._modules['1'].training" in reasons[c]] == []
+    tmp_path.mkdir(exist_ok=True)
+    results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
+    (frame,) = [f for f in results.insights.recompiles.frames if f.name == "forward"]
+    (advice,) = [a for a in frame.advice if "mode (.train() or .eval()" in a]
+    listed = ", ".join(f"self.drops[{d}].training" for d in switched[:4])
+    assert advice.startswith(f"{listed} and {len(switched) - 4} more are modules' mode"), advice
+    off, on = line_holding(PROGRAM, "m.training = False  # dropout off"), line_holding(PROGRAM, "            m.training = True")
+    assert (f"switched at module_mode_loops.py:{off} (`m.training = False  # dropout off`), "
+            f"module_mode_loops.py:{on} (`m.training = True`)") in advice, advice

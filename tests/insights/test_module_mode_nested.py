@@ -96,3 +96,18 @@ def test_which_nested_loops_can_have_made_the_change():
     tree = ast.parse(source)
     assert change_lines(tree, weight) == [4]
     assert change_lines(tree, norm) == [10, 19]
+
+
+def test_the_mode_advice_names_the_module_the_guard_does_not_and_the_lines(tmp_path):
+    """torch's reason for [0/2] names head[1]'s flag only; backbone[1]'s changed too, on the assignment's line. The mode
+    advice names both modules and both lines (it named head[1] alone)."""
+    reasons = _payloads("recompile_reasons")
+    assert "._modules['backbone']._modules['1'].training" not in reasons["[0/2]"]
+    results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
+    (frame,) = results.insights.recompiles.frames
+    (advice,) = [a for a in frame.advice if "mode (.train() or .eval()" in a]
+    assert advice.startswith("self.head[1].training and self.backbone[1].training are modules' mode"), advice
+    nested = line_holding(PROGRAM, "c.eval()  # the head's dropout off")
+    assigned = line_holding(PROGRAM, "model.backbone[1].training = False")
+    assert f"switched at module_mode_nested.py:{nested} (`c.eval()  # the head's dropout off`), " \
+           f"module_mode_nested.py:{assigned} (`model.backbone[1].training = False" in advice, advice

@@ -12,6 +12,7 @@ from .insights.analysis import insights
 from .provenance.analysis import analyze_provenance
 from .results import Results
 from .sources.analysis import note_sources, source_pages
+from .state_lines import link_switch_lines
 from .transformed import transformed_code
 from .stack_trie import build_stack_trie, outside_stacks
 from .status import compile_statuses
@@ -54,6 +55,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
                          checkpointing=found.checkpointing, breaks=found.graph_breaks, autotuned=found.autotuning,
                          aoti=found.aoti, numerics_found=found.numerics, own_kernels=found.user_kernels,
                          mutations=found.op_mutations, files=files)
+    link_switch_lines(found.recompiles, noted.changed_state)  # (the mode advice, with the lines that switched modes)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         outside_stacks=outside,

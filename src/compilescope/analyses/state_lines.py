@@ -32,6 +32,9 @@ from ..model.records import dataclass
 from ..model.source_files import MAX_SOURCE_BYTES, NO_FILES, SourceFiles
 from ..model.trace import Frame
 from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
+from .recompiles.advice import mode_advice
+from .recompiles.reasons import FLAG
+from .userloc import user_source_name
 
 MAX_SOURCE_NODES = 500_000  # ast nodes walked in one file
 MAX_STEP_CHANGES = 64  # changes of one recompile step looked for (an eval() on a model of M modules changes M): _looked_for
@@ -491,6 +494,12 @@ class StateLine:
     recompile: str  # the compile whose guard tree shows the change: "[0/1]"
     kind: str  # "hook" or "training" (StateChange.kind)
     text: str  # what the page says: "registers a hook on self.block after forward was compiled ..."
+    # the modules or parameters whose state the line may have set, in the guards' words ("self.drops[0].training"):
+    # every one matched (the hook's first), and how many more of its kind the step changed, matched to no line
+    # (_add_unsearched's bound)
+    changed: list[str] = field(default_factory=list)
+    left_out: int = 0
+    alone: bool = False  # the only line found for each of those changes (the mark says "switches", not "may")
 
 
 def _frame_paths(frame: FrameRecompiles) -> list[str]:
@@ -556,8 +565,34 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
             left_out = _add_unsearched(made, [c for c in changes if id(c) not in searched], parsed_files, indexed)
             for (path, line, kind), made_there in made.items():
                 out.append(StateLine(path, line, codes[path, line], compilation_key(step.compile_id), kind,
-                                     _said(frame, step, guard.compile_id, made_there, left_out.get(kind, 0))))
+                                     _said(frame, step, guard.compile_id, made_there, left_out.get(kind, 0)),
+                                     [c.name for c, _ in made_there], left_out.get(kind, 0),
+                                     max(n for _, n in made_there) == 1))
     return out
+
+
+def link_switch_lines(found: Recompiles, changed_state: list[StateLine]) -> None:
+    """The mode advice of each frame (advice.mode_advice, named by the guards that failed) where the lines found
+    for its recompiles (state_lines: each the only line for its changes) switched more modules than those guards
+    name: with those modules and the lines, as the line does it (a loop over model.modules() switching 70 Dropouts,
+    where torch's reason names the first). Other analyses' additions to a frame, as recompiles.links'."""
+    for frame in found.frames:
+        steps = {compilation_key(s.compile_id) for s in frame.steps}
+        lines = [s for s in changed_state if s.kind == "training" and s.alone and s.recompile in steps]
+        modes = [s.guard for s in frame.steps if s.guard is not None and s.guard.change == "flag"
+                 and (m := re.match(FLAG, s.guard.guard)) and m["name"].endswith(".training")]
+        if not lines or not modes:
+            continue
+        named = mode_advice(modes)
+        guarded = {user_source_name(m["name"]) for g in modes if (m := re.match(FLAG, g.guard))}
+        if named not in frame.advice or not any(set(s.changed) - guarded or s.left_out for s in lines):
+            continue
+        # (the line's code a `code` span: backticks kept out, as the page's advice takes a span's text)
+        switched_at = list(dict.fromkeys(f"{os.path.basename(s.path)}:{s.line} (`{s.code.replace('`', '')}`)"
+                                         for s in lines))
+        advised = mode_advice(modes, [n for s in lines for n in s.changed], max(s.left_out for s in lines),
+                              switched_at)
+        frame.advice = [advised if a == named else a for a in frame.advice]
 
 
 def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int]]], unsearched: list[StateChange],

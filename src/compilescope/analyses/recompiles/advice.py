@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 
 from ...model.trace import Compile
-from ...wording import and_list, possessive
+from ...wording import and_list, first_listed, possessive
 from ..dynamic_shapes import dynamo_config
 from ..graph_breaks import function_label
 from ..stack_values import StackValue
@@ -230,12 +231,7 @@ def flag_advice(guards: list[FailedGuard]) -> list[str]:
     others = [g for g in guards if not any(g is mode for _, mode in modes)]
     advice = []
     if modes:
-        names = list(dict.fromkeys(user_source_name(name) for name, _ in modes))
-        placed = next((g.location for _, g in modes if g.location is not None), None)
-        advice.append(MODE_ADVICE.format(
-            names=and_list(names[:_SIZES_LISTED]), is_="is" if len(names) == 1 else "are",
-            whose="a module's" if len(names) == 1 else "modules'",
-            where=f"; read at {placed.short}" + (f": {placed.code}" if placed.code else "") if placed else ""))
+        advice.append(mode_advice([g for _, g in modes]))
     if others:
         names = list(dict.fromkeys(m["name"] for g in others if (m := re.match(FLAG, g.guard))))
         shown = ", ".join(names[:_SIZES_LISTED]) or "A bool"
@@ -244,6 +240,24 @@ def flag_advice(guards: list[FailedGuard]) -> list[str]:
             f" (read at {placed.short})" if placed else "")
         advice.append(FLAG_ADVICE.format(names=shown, where=where))
     return advice
+
+
+def mode_advice(modes: list[FailedGuard], switched: Sequence[str] = (), left_out: int = 0,
+                switched_at: Sequence[str] = ()) -> str:
+    """MODE_ADVICE for failed guards on modules' training flags, naming their modules; where the lines that switched
+    them are known (state_lines), with the other modules those lines switched (switched: their flags, as the guards
+    name them; left_out: how many more, not named) and the lines (switched_at: "file.py:54 (`m.training = False`)")."""
+    names = list(dict.fromkeys([*(user_source_name(m["name"]) for g in modes if (m := re.match(FLAG, g.guard))),
+                                *switched]))
+    more = len(names) - _SIZES_LISTED + left_out if len(names) > _SIZES_LISTED or left_out else 0
+    shown = and_list(names) if not more else f"{', '.join(names[:_SIZES_LISTED])} and {more} more"
+    placed = next((g.location for g in modes if g.location is not None), None)
+    where = f"; read at {placed.short}" + (f": {placed.code}" if placed.code else "") if placed else ""
+    if switched_at:
+        where += f"; switched at {first_listed(list(switched_at), shown=_SIZES_LISTED)}"
+    several = len(names) + left_out > 1
+    return MODE_ADVICE.format(names=shown, is_="are" if several else "is", whose="modules'" if several else "a module's",
+                              where=where)
 
 
 def compiled_static(entries: list[Compile]) -> bool:

@@ -33,7 +33,7 @@ from ..provenance.stack_traces import user_lines_at
 from ..recompiles import Recompiles
 from ..recompiles.analysis import recompiles
 from ..stack_values import StackValues, name_stack_values
-from ..state_lines import state_lines
+from ..state_lines import StateLine, state_lines
 from ..user_kernels import UserKernels, user_kernels
 from ..userloc import UserLocation, numpy_in_words
 from . import CodeGuards, LineNotes, SourceFile, Sources
@@ -55,9 +55,10 @@ class NotedSources:
 
     def __init__(self, trace: Trace, result: Sources, notes: dict[str, dict[int, LineNotes]], quotes: Quotes,
                  linked_lines: dict[str, set[int]], codes: dict[str, dict[tuple[str, int], int | None]],
-                 breaks: GraphBreaks | None, errors: CompileErrors | None) -> None:
+                 breaks: GraphBreaks | None, errors: CompileErrors | None, changed_state: list[StateLine]) -> None:
         self.trace, self.result, self.notes, self.quotes = trace, result, notes, quotes
         self.linked_lines, self.codes, self.breaks, self.errors = linked_lines, codes, breaks, errors
+        self.changed_state = changed_state  # (state_lines': for the recompiles' advice, link_switch_lines)
 
     @property
     def paths(self) -> list[str]:
@@ -198,7 +199,8 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
     for entry in trace.sorted_compiles():
         if entry.compile_id is not None and entry.stack:
             stacks.setdefault(compilation_key(entry.compile_id), entry.stack)
-    for marked in state_lines(recompile_info, stacks, files):
+    changed_state = state_lines(recompile_info, stacks, files)
+    for marked in changed_state:
         n = at(marked.path, marked.line)
         if n is not None:  # (read from the file itself, not quoted by the log: no check of the file against the run)
             n.state_changes.append({"recompile": marked.recompile, "kind": marked.kind, "text": marked.text})
@@ -407,7 +409,7 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
     result = Sources(graph_breaks=sites, export_only=export_only,
                      outside_name=(None if not aoti else "AOTInductor package" if len(aoti.packages) == 1
                                    else "AOTInductor packages"))
-    return NotedSources(trace, result, notes, quotes, linked_lines, codes, breaks, errors)
+    return NotedSources(trace, result, notes, quotes, linked_lines, codes, breaks, errors, changed_state)
 
 
 def source_pages(noted: NotedSources, files: SourceFiles) -> Sources:
