@@ -11,7 +11,8 @@ for the model is not in the log); `model.eval()` or `model.block.eval()` for sel
 (eval() and train() set a module's children too), `self.model.eval()` where the file compiles a `model`, and
 `model.block.norm.training = False` (an assignment sets that module's only), or either on the variable of a loop over
 `model.modules()` or `model.block.children()`; `p.requires_grad = False` in a loop over `model.fc.parameters()` for
-self.fc.weight's requires_grad. A mode or requires_grad the first failed guard names
+self.fc.weight's requires_grad; a loop over the variable of a loop holding it (`for m in model.modules(): for p in
+m.parameters():`) reaches what the modules that loop yields reach. A mode or requires_grad the first failed guard names
 itself (`self._modules['drop'].training == True`) is a change too. Text order is not run order (a registration inside an `if`, a
 loop), so every match is a candidate, but for one that ran before its module was first compiled (earlier in the same
 function, no loop around both); of several, the recompile's dynamo_start stack keeps those before its call in a
