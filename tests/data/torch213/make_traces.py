@@ -271,6 +271,9 @@ SCENARIOS = [
              env={**RUN_ENV, "LIBOP_VARIANT": "fixed"}, keep_output=True),
     # The mistake with ops called as an overload (torch.ops.mylib.shift.into), beside an overload that declares its write
     Scenario("custom_op_overload_mutation", "custom_op_overload_mutation.py", gzip=True, env=RUN_ENV, keep_output=True),
+    # The mistake in an overload the program calls through the packet (torch.ops.mylib.scale(x, 2.0, out=buf)), which
+    # torch resolves to scale.out by its arguments: Dynamo's graph names the packet, AOTAutograd's the overload
+    Scenario("custom_op_packet_overload", "custom_op_packet_overload.py", gzip=True, env=RUN_ENV, keep_output=True),
     # The mistake of custom_op_mutation in a program laid out as a package: the compiled function in pkg/model.py
     # imports its op from pkg/ops.py absolutely (`from pkg.ops import scale`), found from the script's folder.
     Scenario("op_in_package", "op_in_package/main.py", gzip=True, keep_output=True),
