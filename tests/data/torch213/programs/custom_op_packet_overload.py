@@ -1,13 +1,14 @@
 """Custom ops called through the packet (torch.ops.mylib.scale(...)), which torch resolves to an overload by the
-arguments given: the default mylib::scale (schema line 23, impl line 27) writes nothing; mylib::scale.out (schema
-line 24, impl registered line 37) adds x * factor into out (out.add_, line 33), and its schema does not mark out
+arguments given: the default mylib::scale (schema line 24, impl line 28) writes nothing; mylib::scale.out (schema
+line 25, impl registered line 38) adds x * factor into out (out.add_, line 34), and its schema does not mark out
 written (`Tensor out`, no `(a!)`), so torch.compile takes it for functional.
 
-scale_into_then_read ([0/0]) calls the packet twice: `torch.ops.mylib.scale(x, 3.0)` (line 44), which torch resolves
-to the default, and `torch.ops.mylib.scale(x, 2.0, out=buf)` (line 45), which it resolves to scale.out (the default
-takes no `out`). It reads buf (buf * 1, line 43) before that call: Inductor may compute that read after it.
-both_on_one_line ([1/0]) makes both calls on one line (50): the log's graphs place a node by its line only, so which
-of that line's two calls ran which overload they do not say.
+scale_into_then_read ([0/0]) calls the packet twice: `torch.ops.mylib.scale(x, 3.0)` (line 45), which torch resolves
+to the default, and `torch.ops.mylib.scale(x, 2.0, out=buf)` (line 46), which it resolves to scale.out (the default
+takes no `out`). It reads buf (buf * 1, line 44) before that call: Inductor may compute that read after it.
+both_on_one_line ([1/0]) makes both calls on one line (51): the log's graphs place a node by its line only, so which
+of that line's two calls ran which overload they do not say. out_unused ([2/0]) calls the packet with `out` (line 55)
+and leaves its result unused: AOTAutograd drops the call (and its write), so no graph says which overload it was.
 Dynamo's graphs name the packet for each call (`torch.ops.mylib.scale`); AOTAutograd's the overload each ran
 (`mylib.scale.default`, `mylib.scale.out`).
 The program prints what each computes, eager and compiled, from the same inputs.
@@ -50,7 +51,12 @@ def both_on_one_line(x, buf):
     return buf * 1 + torch.ops.mylib.scale(x, 3.0) + torch.ops.mylib.scale(x, 2.0, out=buf)
 
 
-for fn in (scale_into_then_read, both_on_one_line):
+def out_unused(x, buf):
+    torch.ops.mylib.scale(x, 2.0, out=buf)
+    return buf * 1
+
+
+for fn in (scale_into_then_read, both_on_one_line, out_unused):
     x, buf = torch.randn(8), torch.randn(8)
     with torch.no_grad():
         buf_eager, buf_compiled = buf.clone(), buf.clone()
