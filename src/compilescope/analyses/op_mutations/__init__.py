@@ -38,6 +38,11 @@ writes into. A user calls such an op as `torch.ops.mylib.scale(x, buf)`: Dynamo'
 (`mylib.scale`), AOTAutograd's the overload (`mylib.scale.default`). An overload other than the default, defined by its
 own schema (`lib.define("scale.out(Tensor x, *, Tensor(a!) out) -> ()")`, `impl(lib, "scale.out")`) and called so
 (`torch.ops.mylib.scale.out(x, out=buf)`: both graphs name `mylib.scale.out`), is an op of its own, "mylib::scale.out".
+A call of the packet that torch resolves to such an overload by its arguments (`torch.ops.mylib.scale(x, 2.0,
+out=buf)`: Dynamo's graph names the packet) is that overload's where AOTAutograd's graph runs it, and no other
+overload of the packet, under the call's `# File:` line; where it runs several there (two calls on one line), or none
+(the call left out), which overload ran the log does not say: with other overloads in the source, the call is not
+checked (OVERLOAD_NOT_SHOWN), never credited to the default.
 Where a definition declares no write but the log
 shows AOTAutograd wrapping the op (each branch of an `if` defining it), that definition is not the one that ran.
 
@@ -398,12 +403,18 @@ class UndeclaredMutation:
 NOT_READABLE = "was not readable"
 CHANGED = "differs from the lines the log quotes of it"
 NOT_FOUND = "was not found from its call"
+# A call of the packet (`torch.ops.mylib.scale(x, 2.0, out=buf)`) that torch resolves to an overload by its arguments:
+# Dynamo's graph names the packet, AOTAutograd's the overload, placed by the call's line only
+OVERLOAD_NOT_SHOWN = "calls it through its packet where the log does not show which overload ran"
 UNREAD_DETAIL = {
     NOT_READABLE: "not on this machine, or no Python file compilescope reads: run it where the program is",
     CHANGED: "the file changed since the run, so its lines are not the ones that ran",
     NOT_FOUND: "neither that file nor a module it imports from beside it defines the op with "
                "torch.library.custom_op, triton_op or a Library's define: an installed package's op, or one registered "
                "at run time",
+    OVERLOAD_NOT_SHOWN: "your source defines other overloads of it; AOTAutograd's graph, which names the overload "
+                        "torch resolved, runs several of them under the calling line, or none where the call was left "
+                        "out: call each on a line of its own, or call the overload by name",
 }
 
 
@@ -417,7 +428,10 @@ class UnreadSource:
 
     @property
     def said(self) -> str:
-        """"the source of mylib::scale was not readable at /home/u/prog.py"."""
+        """"the source of mylib::scale was not readable at /home/u/prog.py"; "/home/u/prog.py calls mylib::scale
+        through its packet where ..." (OVERLOAD_NOT_SHOWN)."""
+        if self.why == OVERLOAD_NOT_SHOWN:
+            return self._packet_call(self.op)
         return f"the source of {self.op} {self.why} at {self.path}"
 
     @property
@@ -425,7 +439,12 @@ class UnreadSource:
         """The line the report and the summary show: "mylib::scale: not checked: its source was not readable at
         /home/u/prog.py (...)"."""
         detail = UNREAD_DETAIL.get(self.why)
-        return f"{self.op}: not checked: its source {self.why} at {self.path}{f' ({detail})' if detail else ''}"
+        said = self._packet_call("it") if self.why == OVERLOAD_NOT_SHOWN else f"its source {self.why} at {self.path}"
+        return f"{self.op}: not checked: {said}{f' ({detail})' if detail else ''}"
+
+    def _packet_call(self, op: str) -> str:
+        packet = f"torch.ops.{self.op.replace('::', '.', 1)}"
+        return f"{self.path} calls {op} through its packet {packet}(...) where the log does not show which overload ran"
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "file": self.path, "why": self.why, "said": self.said}
@@ -445,7 +464,7 @@ class DroppedCall:
     op: str  # "mylib::clamp_np"
     compile_id: str  # the compile whose graphs left it out, as its page is named ("[1/0]")
     location: UserLocation  # the calling line (the node's `# File:` comment)
-    checked: bool = False  # the op's source was read
+    checked: bool = False  # the op's source was read (and the call's overload known: OVERLOAD_NOT_SHOWN)
     writes: list[str] = field(default_factory=list)  # the arguments its body writes undeclared, as the source reads
 
     @property
@@ -455,7 +474,9 @@ class DroppedCall:
                     "results differ from eager's")
         if self.checked:
             return f"{DEAD_CALL}; its body, as your source reads, writes into none of its arguments: nothing is lost"
-        return f"{DEAD_CALL}; its source was not read, so whether a write into an argument is lost is not known"
+        # (not checked: its source not read, or a packet's call of which the log does not show the overload)
+        return (f"{DEAD_CALL}; its source was not read, or the log does not say which of its overloads this call "
+                "was, so whether a write into an argument is lost is not known")
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "compile_id": self.compile_id, "location": self.location.to_json(),
@@ -546,3 +567,7 @@ class FoundCalls(NamedTuple):
     # ops the graphs call only as a packet (`torch.ops.ns.op(x)`, no overload): checked only where a file read
     # defines them (a Library's define), else any library's op (torchvision's, fbgemm's) would read as not checked
     packets: set[str]
+    # op -> which of its calls (indexes into calls[op]) call the packet where AOTAutograd's graphs do not say which
+    # overload ran (graph_calls.aot_overloads): credited to the packet's name, the default's, unless the source
+    # defines other overloads of it (analysis.op_mutations: then not checked, UnreadSource.why OVERLOAD_NOT_SHOWN)
+    unresolved: dict[str, set[int]]

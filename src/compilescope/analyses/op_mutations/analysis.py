@@ -7,7 +7,8 @@ from __future__ import annotations
 from ...model.source_files import NO_FILES, SourceFiles
 from ...model.trace import Compile, Trace
 from ..userloc import UserLocation
-from . import CUSTOM_OP, NOT_FOUND, TRITON_OP, DroppedCall, MovedRead, OpCall, OpMutations, UndeclaredMutation, UnreadSource
+from . import (CUSTOM_OP, NOT_FOUND, OVERLOAD_NOT_SHOWN, TRITON_OP, DroppedCall, FoundCalls, MovedRead, OpCall,
+               OpMutations, OpSource, UndeclaredMutation, UnreadSource)
 from .calling_files import add_file_ops, import_roots, imported_files, importers, read_calling_files, read_lines
 from .graph_calls import found_calls
 from .moved_reads import CompiledCalls
@@ -16,8 +17,7 @@ from .moved_reads import CompiledCalls
 def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
     """files: as ingest read them, with files_wanted and modules_wanted (the files the ops are defined in)."""
     in_graphs = found_calls(trace)
-    calls, functional, where = in_graphs.calls, in_graphs.functional, in_graphs.where
-    left_out, stored_at = in_graphs.left_out, in_graphs.stored_at
+    calls, functional = in_graphs.calls, in_graphs.functional
     if not calls:
         return OpMutations()
     sources, unread, texts = read_calling_files(in_graphs, files)
@@ -27,10 +27,12 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
             if module not in texts and module not in unread:
                 add_file_ops(module, in_graphs.files, sources, unread, texts, files)
     out = OpMutations()
+    calls, where, stored_at, left_out, not_shown = _overloads_shown(in_graphs, sources)
+    out.unread.extend(not_shown)
     compiled: dict[int, CompiledCalls] = {}  # id of a compile -> what its code says of moved reads
     unknown = in_graphs.packets - set(sources)  # (a packet no file read defines: some library's op, not checked)
     calls = {op: op_calls for op, op_calls in calls.items() if op not in unknown}
-    left_out = [d for d in left_out if d.op not in unknown]
+    left_out = [(d, unknown_overload) for d, unknown_overload in left_out if d.op not in unknown]
     for op, op_calls in calls.items():
         if op in sources:
             continue
@@ -92,9 +94,44 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
                 op, source.function, arguments, source.declared_text or "(none)", defined_at, writes, told, stale,
                 source.declared_value, source.form))
     written_by = {op.op: op.arguments for op in (*out.ops, *out.functionalized)}
-    out.dropped = [DroppedCall(d.op, d.compile_id, d.location, d.op in sources, written_by.get(d.op, []))
-                   for d in left_out if d.op not in decomposed]
+    out.dropped = [DroppedCall(d.op, d.compile_id, d.location, d.op in sources and not unknown_overload,
+                               [] if unknown_overload else written_by.get(d.op, []))
+                   for d, unknown_overload in left_out if d.op not in decomposed]
     return out
+
+
+def _overloads_shown(found: FoundCalls, sources: dict[str, list[tuple[str, OpSource]]]) -> tuple[
+        dict[str, list[OpCall]], dict[str, list[tuple[Compile, str, str, int]]], dict[str, list[set[str] | None]],
+        list[tuple[DroppedCall, bool]], list[UnreadSource]]:
+    """found's calls, where and stored_at without the calls of a packet whose overload the log does not show
+    (FoundCalls.unresolved) where the source defines overloads of it besides the default: which one such a call ran,
+    its body and schema, is not known, so it is credited to none (a packet of the default alone is the default's).
+    Each calling file of those calls as not checked (OVERLOAD_NOT_SHOWN); each call left out, with whether its
+    overload is unknown."""
+    unknown: dict[str, set[int]] = {
+        op: indexes for op, indexes in found.unresolved.items()
+        if any(other.startswith(f"{op}.") for other in sources)}
+    if not unknown:
+        return found.calls, found.where, found.stored_at, [(d, False) for d in found.left_out], []
+    calls, where, stored_at = dict(found.calls), dict(found.where), dict(found.stored_at)
+    not_shown: list[UnreadSource] = []
+    # (op, compile, file, line) of the calls taken out: a call left out there is no known overload's
+    places: set[tuple[str, str, str, int]] = set()
+    for op, indexes in unknown.items():
+        kept = [i for i in range(len(calls[op])) if i not in indexes]
+        for i in sorted(indexes):
+            place = calls[op][i].location
+            places.add((op, where[op][i][0].key, place.filename, place.line))
+        not_shown.extend(UnreadSource(op, path, OVERLOAD_NOT_SHOWN)
+                         for path in dict.fromkeys(calls[op][i].location.filename for i in sorted(indexes)))
+        if kept:
+            calls[op] = [calls[op][i] for i in kept]
+            where[op] = [where[op][i] for i in kept]
+            stored_at[op] = [stored_at[op][i] for i in kept]
+        else:
+            del calls[op], where[op], stored_at[op]
+    left_out = [(d, (d.op, d.compile_id, d.location.filename, d.location.line) in places) for d in found.left_out]
+    return calls, where, stored_at, left_out, not_shown
 
 
 MAX_MOVED_READS = 20  # moved reads listed per op, over its calls; the rest counted (OpCall.more_moved_reads)

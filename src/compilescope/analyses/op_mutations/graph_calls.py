@@ -91,6 +91,23 @@ def kernel_launches(aot_text: str) -> dict[tuple[str, int], set[str]]:
     return found
 
 
+def aot_overloads(aot_text: str) -> dict[tuple[str, int], dict[str, set[str]]]:
+    """The overloads of the custom ops AOTAutograd's graphs call under each line's `# File:` comment: (file, line) ->
+    packet ("mylib.scale") -> its overloads called there ("mylib.scale.out"), wrapped in auto_functionalized or not.
+    What a call of the packet in Dynamo's graph (`torch.ops.mylib.scale(l_x_, 2.0, out = l_buf_)`) ran: torch
+    resolves the packet by the call's arguments when it traces it, and AOTAutograd's graph names what it resolved."""
+    found: dict[tuple[str, int], dict[str, set[str]]] = {}
+    for _, expr, site in graph_nodes(aot_text):
+        if site is None:
+            continue
+        for match in _AOT_OP.finditer(expr):
+            op = match["op"].rstrip(".")
+            if op.count(".") == 2 and _op_name(op) is not None:
+                packet = op.rsplit(".", 1)[0]
+                found.setdefault((site.path, site.line), {}).setdefault(packet, set()).add(op)
+    return found
+
+
 FOUND_CALLS = "op_mutations.found_calls"  # found_calls' key in Trace.found_once
 
 
@@ -115,6 +132,10 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
     # op -> each call's pointers the Triton kernels AOTAutograd launches under its line are found storing through
     stored_at: dict[str, list[set[str] | None]] = {}
     overloads: set[str] = set()  # ops called with an overload somewhere (`mylib.scale.default`)
+    # op -> which of its calls (indexes into calls[op]) call the packet where AOTAutograd's graph does not say which
+    # overload ran: none of the packet's overloads under the call's line (a call left out), or several (two calls on
+    # one line that torch resolved to different overloads)
+    unresolved: dict[str, set[int]] = {}
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
             continue
@@ -127,6 +148,7 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
         cached = any(a.name in CACHE_HITS for a in entry.artifacts)
         aot_called, aot_wrapped = aot_calls(aot)
         launches = kernel_launches(aot)
+        ran_at: dict[tuple[str, int], dict[str, set[str]]] | None = None  # aot_overloads, read where a packet is called
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
             graph = trace.payload_text(artifact.payload)
             seen: dict[str, int] = {}
@@ -135,17 +157,29 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
                 op = _op_name(graph_op)
                 if op is None or site is None:
                     continue
-                functional[op] = functional.get(op, True) and graph_op not in aot_wrapped
+                ran, resolved = graph_op, graph_op.count(".") == 2
+                if not resolved:
+                    # A packet's call: credited to the overload AOTAutograd's graph runs under its line, where that
+                    # is one; else to the packet's name (the default's) and marked unresolved
+                    if ran_at is None:
+                        ran_at = aot_overloads(aot)
+                    there = ran_at.get((site.path, site.line), {}).get(graph_op, set())
+                    if len(there) == 1:
+                        (ran,) = there
+                        op, resolved = _op_name(ran) or op, True
+                functional[op] = functional.get(op, True) and ran not in aot_wrapped
                 if graph_op.count(".") == 2:
                     overloads.add(op)
                 # (a triton_op decomposed: its kernels' launches under the call's line, whatever its source says)
                 launched = launches.get((site.path, site.line))
                 dropped = unused and graph_op not in aot_called and launched is None
                 loc = UserLocation(site.path, site.line, site.function, site.code)
+                if not resolved:
+                    unresolved.setdefault(op, set()).add(len(calls.get(op, ())))
                 calls.setdefault(op, []).append(OpCall(key, loc, dropped, cached))
                 stored_at.setdefault(op, []).append(launched)
                 where.setdefault(op, []).append((entry, graph, graph_op, nth))
                 files.add((site.path, site.line, site.code))
                 if dropped:
                     left_out.append(DroppedCall(op, entry.key, loc))
-    return FoundCalls(calls, functional, files, where, left_out, stored_at, set(calls) - overloads)
+    return FoundCalls(calls, functional, files, where, left_out, stored_at, set(calls) - overloads, unresolved)
