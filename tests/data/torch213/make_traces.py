@@ -163,6 +163,8 @@ SCENARIOS = [
     Scenario("compile_per_call_fixed", "compile_per_call.py", gzip=True, env={**RUN_ENV, "CALL_VARIANT": "fixed"}),
     # A recompile after torch._dynamo.reset(): its reason's "0/0:" is torch's numbering, counted from 0 again.
     Scenario("reset_recompile", "reset_recompile.py", gzip=True),
+    # A line captured in 12 graphs (a recompile per call, the limit raised to 16): more than a page's list names.
+    Scenario("many_graphs", "many_graphs.py", gzip=True),
     # A model branching on tensor values (fresh-eyes review): its graph breaks, its torch.cond/torch._check rewrite, and
     # the errors met on the way (fullgraph=True, a guard on an unbacked value, torch.cond branches that disagree).
     Scenario("data_dependent", "data_dependent.py", gzip=True, env=RUN_ENV),
