@@ -5,6 +5,8 @@ One helper for every page and terminal line (Jinja filters `count` and `seconds`
 
 from __future__ import annotations
 
+from typing import Generic, NamedTuple, TypeVar
+
 # Words whose plural is not word + "s".
 _IRREGULAR = {"process": "processes", "was": "were", "this": "these", "is": "are", "has": "have",
               "miss": "misses", "bypass": "bypasses"}  # (cache outcomes)
@@ -34,13 +36,31 @@ def and_list(items: list[str]) -> str:
 
 LISTED = 8  # items a list from the log names before "and K more" (a log may hold thousands: a page says each once)
 
+T = TypeVar("T")
+
+
+class Listed(NamedTuple, Generic[T]):
+    """A list as a page or line names it: its first items, and how many it leaves out (an analysis decides both, a
+    renderer says them). A tuple, not a dataclass: never saved, made from a saved result when it is shown."""
+
+    items: list[T]
+    more: int  # the items left out, after `items`
+
+
+def cut(items: list[T], shown: int = LISTED) -> Listed[T]:
+    """The first `shown` items and how many more (a list from an untrusted log, said where each of its items is said
+    too, would otherwise grow with it)."""
+    return Listed(items[:shown], max(len(items) - shown, 0))
+
+
+def said(listed: Listed[str], sep: str = ", ") -> str:
+    """'[0/0], [1/0]'; where items were left out, the first ones and how many more: '[0/0], ..., [7/0] and 1992 more'."""
+    return f"{sep.join(listed.items)} and {listed.more} more" if listed.more else sep.join(listed.items)
+
 
 def first_listed(items: list[str], sep: str = ", ", shown: int = LISTED) -> str:
-    """'[0/0], [1/0]'; past `shown` items, the first ones and how many more: '[0/0], ..., [7/0] and 1992 more' (a
-    list from an untrusted log, said where each of its items is said too, would otherwise grow with it)."""
-    if len(items) <= shown:
-        return sep.join(items)
-    return f"{sep.join(items[:shown])} and {len(items) - shown} more"
+    """said(cut(items, shown), sep): for an analysis that words a list in one."""
+    return said(cut(items, shown), sep)
 
 
 def possessive(name: str) -> str:

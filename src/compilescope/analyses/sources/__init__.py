@@ -44,11 +44,16 @@ from typing import Any, Callable, Iterable
 
 from ...model.ids import CompileId
 from ...model.records import dataclass
-from ...wording import format_seconds
+from ...wording import Listed, cut, format_seconds
 from ..graph_breaks import EXPLICIT_BREAK, resume_of
 from ..userloc import UserLocation, is_torch_file
 
 SCHEMA_VERSION = 1
+# What a line's notes name of a long list (a model's line makes hundreds of nodes; its top call's ops sit on hundreds
+# of lines): the first ones, then how many more (wording.LISTED for the rest: compile ids, notes' texts).
+MAX_NODES_NAMED = 8  # a graph's nodes from one line
+MAX_CALL_LINES = 8  # the lines a call's ops sit on
+NUMERICS_BADGE = "differs from eager"  # a numerics note's badge, where it gives none of its own
 
 
 def line_anchor(line: int) -> str:
@@ -277,23 +282,96 @@ class LineNotes:
         return [(b, [r for r in b["resume_functions"] if r not in here]) for b in self.graph_breaks]
 
     @property
-    def graph_groups(self) -> dict[tuple[str, ...], list[str]]:
-        """The graphs that captured this line, those with the same nodes from it together, in order: a recompile
-        for a new size captures the line as the same nodes again, said once for all its compile ids."""
-        return {tuple(ids): nodes for ids, nodes in _alike(self.graphs.items(), tuple)}
+    def graph_ids(self) -> Listed[str]:
+        """The graphs that captured this line, as its badge names them: the first LISTED, and how many more (a line
+        of a loop Dynamo recompiles is captured by hundreds)."""
+        return cut(list(self.graphs))
 
     @property
-    def call_groups(self) -> dict[tuple[str, ...], list[dict[str, Any]]]:
-        """The calls by the graphs holding their ops, in order: a model's compiles mostly share theirs, said once."""
+    def graph_groups(self) -> dict[tuple[str, ...], Listed[str]]:
+        """The graphs that captured this line, those with the same nodes from it together, in order, with the first
+        MAX_NODES_NAMED of those nodes: a recompile for a new size captures the line as the same nodes again, said
+        once for all its compile ids."""
+        return {tuple(ids): cut(nodes, MAX_NODES_NAMED) for ids, nodes in _alike(self.graphs.items(), tuple)}
+
+    @property
+    def call_groups(self) -> dict[tuple[str, ...], Listed[dict[str, Any]]]:
+        """The calls by the graphs holding their ops, in order, the first MAX_CALL_LINES of each: a model's compiles
+        mostly share theirs, said once."""
         groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for call in self.calls:
             groups.setdefault(tuple(call["compile_ids"]), []).append(call)
-        return groups
+        return {ids: cut(calls, MAX_CALL_LINES) for ids, calls in groups.items()}
 
     @property
-    def call_compile_ids(self) -> list[str]:
-        """The graphs holding ops of the calls made on this line, in order."""
-        return list(dict.fromkeys(c for call in self.calls for c in call["compile_ids"]))
+    def call_compile_ids(self) -> Listed[str]:
+        """The graphs holding ops of the calls made on this line, in order, the first LISTED."""
+        return cut(list(dict.fromkeys(c for call in self.calls for c in call["compile_ids"])))
+
+    @property
+    def failed_compile_ids(self) -> list[str]:
+        """The compilations that failed here, each once, in order (a compile may fail at several of a line's calls)."""
+        return list(dict.fromkeys(f["compile_id"] for f in self.failures))
+
+    def _frame_ids(self, frames: list[dict[str, Any]], failed: bool) -> list[str]:
+        """The compile ids of those frames that compiled, or (failed) that failed and whose failure this line does not
+        say already: a compile that failed is no compiled one."""
+        if not failed:
+            return [fr["compile_id"] for fr in frames if not fr.get("failed")]
+        failed_here = {f["compile_id"] for f in self.failures}
+        return [fr["compile_id"] for fr in frames if fr.get("failed") and fr["compile_id"] not in failed_here]
+
+    @property
+    def compiled_here(self) -> list[str]:
+        """The compilations of the functions that start here that compiled."""
+        return self._frame_ids(self.started_frames, failed=False)
+
+    @property
+    def not_compiled_here(self) -> list[str]:
+        """The compilations of the functions that start here that failed, where no failure note of this line says so."""
+        return self._frame_ids(self.started_frames, failed=True)
+
+    @property
+    def rest_compiled(self) -> list[str]:
+        """The compilations of the rest of a function, after a break on this line, that compiled."""
+        return self._frame_ids(self.resumed_frames, failed=False)
+
+    @property
+    def rest_not_compiled(self) -> list[str]:
+        """The compilations of the rest of a function, after a break on this line, that failed (as not_compiled_here)."""
+        return self._frame_ids(self.resumed_frames, failed=True)
+
+    @property
+    def numerics_listed(self) -> list[tuple[dict[str, Any], Listed[str]]]:
+        """Each note of results differing from eager's, with the first LISTED of its compile ids (a custom op's note
+        names every compile that calls it)."""
+        return [(d, cut(d["compile_ids"])) for d in self.numerics]
+
+    @property
+    def numerics_title(self) -> Listed[str]:
+        """The texts of the numerics notes, each once, the first LISTED: its badge's title (a line of N calls has N
+        notes, each said in full below it)."""
+        return cut(list(dict.fromkeys(d["why"] for d in self.numerics)))
+
+    @property
+    def numerics_badges(self) -> list[str]:
+        """What the numerics notes' badge says, each once (NUMERICS_BADGE for a note that gives none)."""
+        return list(dict.fromkeys(d.get("badge") or NUMERICS_BADGE for d in self.numerics))
+
+    @property
+    def found_stores_listed(self) -> list[tuple[dict[str, Any], Listed[str]]]:
+        """Each found store note, with the first LISTED of its compile ids (as numerics_listed)."""
+        return [(d, cut(d["compile_ids"])) for d in self.found_stores]
+
+    @property
+    def found_stores_title(self) -> Listed[str]:
+        """The found stores' texts, each once, the first LISTED (as numerics_title)."""
+        return cut(list(dict.fromkeys(d["why"] for d in self.found_stores)))
+
+    @property
+    def found_stores_badges(self) -> list[str]:
+        """What the found stores' badge says, each once."""
+        return list(dict.fromkeys(d["badge"] for d in self.found_stores))
 
     @property
     def recompile_guards(self) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from ...analyses.aoti import CHECK_ENV
 from ...model.ids import NO_COMPILE_ID, compilation_key
 from ...analyses.sources import DIMENSION_MARKING_GUARD, FailedCheck, LineNotes, RecompileNote, SourceFile, line_anchor
 from ...model.trace import Compile
-from ...wording import LISTED, count, first_listed
+from ...wording import Listed, count, said
 from ..options import artifact_url, readable_url
 from .export import COMPILE_INDEX, wants_export_index
 from .provenance import panel_line_id, provenance_url
@@ -34,7 +34,6 @@ STATUS_TITLES = {
     "eager": "ran eagerly, between graphs",
     "called": "captured through a call: the graph holds ops of a function called here",
 }
-MAX_CALL_LINES = 8  # the lines of a call's ops a note names (a model's top call reaches hundreds)
 
 
 class _CompileDirs(dict[str, str]):
@@ -155,15 +154,9 @@ def _cids(cids: Iterable[str], dirs: _CompileDirs) -> str:
     return ", ".join(_cid(c, dirs) for c in cids)
 
 
-def _cids_listed(cids: list[str], dirs: _CompileDirs) -> str:
-    """_cids of the first LISTED, then how many more: a note of an op's write names every compile that calls it."""
-    return _cids(cids[:LISTED], dirs) + (f" and {len(cids) - LISTED} more" if len(cids) > LISTED else "")
-
-
-def _notes_title(whys: list[str]) -> str:
-    """A badge's title of its line's notes: each text once, the first LISTED (a line of N calls has N notes, each
-    said in full below it; their whole text in one attribute was read again by every title the page has)."""
-    return first_listed(list(dict.fromkeys(whys)), "; ")
+def _cids_listed(cids: Listed[str], dirs: _CompileDirs) -> str:
+    """_cids of those the analysis lists, then how many more it left out."""
+    return _cids(cids.items, dirs) + (f" and {cids.more} more" if cids.more else "")
 
 
 def _graphs_of(cids: list[str], dirs: _CompileDirs) -> str:
@@ -173,9 +166,10 @@ def _graphs_of(cids: list[str], dirs: _CompileDirs) -> str:
     return f'{"graph" if len(cids) == 1 else "graphs"} {_cids(cids, dirs)}'
 
 
-def _ids_text(cids: Iterable[str], dirs: _CompileDirs) -> str:
+def _ids_text(cids: Listed[str], dirs: _CompileDirs) -> str:
     """Compile ids as a badge says them, unlinked: NO_COMPILE_ID as what made it where the log says."""
-    return " ".join(dirs.outside or "outside any compilation" if c == NO_COMPILE_ID else c for c in cids)
+    return said(Listed([dirs.outside or "outside any compilation" if c == NO_COMPILE_ID else c for c in cids.items],
+                       cids.more), " ")
 
 
 def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterator[str]:
@@ -187,8 +181,8 @@ def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterat
     yield '<ul class="notes">'
     yield from _failures_html(notes, dirs)
     if notes.graphs:
-        parts = [f'{_cids(cids, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
-                 f'{" …" if len(nodes) > 8 else ""}</span>' for cids, nodes in notes.graph_groups.items()]
+        parts = [f'{_cids(cids, dirs)} <span class="muted mono">{html_text(", ".join(nodes.items))}'
+                 f'{" …" if nodes.more else ""}</span>' for cids, nodes in notes.graph_groups.items()]
         yield f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>'
     yield from _calls_html(page, f, notes, dirs)
     for a in notes.autotune:
@@ -198,12 +192,12 @@ def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterat
                f'{html_text(a["shape"] or "")}: {won}, after {html_text(a["took"])} of compile time'
                + (f' ({html_text("; ".join(a["compile_notes"]))})' if a["compile_notes"] else "") + '</li>')
     yield from _aoti_html(page, notes, dirs)
-    for differs in notes.numerics:
-        yield (f'<li class="n-numerics">differs from eager in {_cids_listed(differs["compile_ids"], dirs)}: this line '
+    for differs, cids in notes.numerics_listed:
+        yield (f'<li class="n-numerics">differs from eager in {_cids_listed(cids, dirs)}: this line '
                f'{html_text(differs["why"])}; ops <code>{html_text(", ".join(differs["ops"]))}</code></li>')
     yield from _user_kernels_html(notes, dirs)
-    for found in notes.found_stores:
-        yield (f'<li class="n-user-kernel">{html_text(found["op"])} in {_cids_listed(found["compile_ids"], dirs)}: this line '
+    for found, cids in notes.found_stores_listed:
+        yield (f'<li class="n-user-kernel">{html_text(found["op"])} in {_cids_listed(cids, dirs)}: this line '
                f'{html_text(found["why"])}</li>')
     for c in notes.checkpoint:
         yield (f'<li class="n-checkpoint">activation checkpointing in {_cid(c["compile_id"], dirs)}: '
@@ -337,8 +331,8 @@ def _calls_html(page: Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs)
     """Where the ops of the calls made on this line sit, an item per set of graphs holding them (a model's compiles
     mostly share theirs): the lines the kernel stack traces end on, past this one."""
     for cids, group in notes.call_groups.items():
-        where = ", ".join(_call_link(page, f, c) for c in group[:MAX_CALL_LINES])
-        more = f" and {count(len(group) - MAX_CALL_LINES, 'more line')}" if len(group) > MAX_CALL_LINES else ""
+        where = ", ".join(_call_link(page, f, c) for c in group.items)
+        more = f" and {count(group.more, 'more line')}" if group.more else ""
         yield (f'<li class="n-call">captured through a call: the ops of the code it calls are at {where}{more} '
                f'({_graphs_of(list(cids), dirs)})</li>')
 
@@ -445,14 +439,9 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
     if notes.failures:
         failed = "; ".join(f'{f["compile_id"]}: {f["exception"]}' for f in notes.failures)
         out.append(f'<span class="b b-failed" title="compiling failed: {html_text(failed)}">compile failed: '
-                   f'{html_text(" ".join(dict.fromkeys(f["compile_id"] for f in notes.failures)))}</span>')
-    # A compile that failed is no "compiled" one: where its failure is not marked on this line already, the frame
-    # that starts here says it was not compiled.
-    failed_here = {f["compile_id"] for f in notes.failures}
-    started = [fr["compile_id"] for fr in notes.started_frames if not fr.get("failed")]
-    resumed = [fr["compile_id"] for fr in notes.resumed_frames if not fr.get("failed")]
-    not_started = [fr["compile_id"] for fr in notes.started_frames if fr.get("failed") and fr["compile_id"] not in failed_here]
-    not_resumed = [fr["compile_id"] for fr in notes.resumed_frames if fr.get("failed") and fr["compile_id"] not in failed_here]
+                   f'{html_text(" ".join(notes.failed_compile_ids))}</span>')
+    started, not_started = notes.compiled_here, notes.not_compiled_here
+    resumed, not_resumed = notes.rest_compiled, notes.rest_not_compiled
     if started:
         out.append(f'<span class="b b-frame" title="torch.compile compiled the function that starts here">compiled: '
                    f'{html_text(" ".join(started))}</span>')
@@ -473,13 +462,12 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
                    f'AOTInductor package{"s" if len(notes.aoti) > 1 else ""}</span>')
     if notes.numerics:
         out.append('<span class="b b-numerics" title="compiled results differ from eager\'s here: '
-                   f'{html_text(_notes_title([d["why"] for d in notes.numerics]))}">'
-                   f'{html_text("; ".join(dict.fromkeys(d.get("badge") or "differs from eager" for d in notes.numerics)))}'
+                   f'{html_text(said(notes.numerics_title, "; "))}">{html_text("; ".join(notes.numerics_badges))}'
                    '</span>')
     if notes.found_stores:
         out.append('<span class="b b-kernel" title="a triton_op\'s write its mutates_args does not declare, which '
-                   f'torch.compile found itself: {html_text(_notes_title([d["why"] for d in notes.found_stores]))}">'
-                   f'{html_text("; ".join(dict.fromkeys(d["badge"] for d in notes.found_stores)))}</span>')
+                   f'torch.compile found itself: {html_text(said(notes.found_stores_title, "; "))}">'
+                   f'{html_text("; ".join(notes.found_stores_badges))}</span>')
     if notes.user_kernels:
         out.append('<span class="b b-kernel" title="your own @triton.jit kernel: defined or launched here, compiled into '
                    'the graphs as you wrote it">your Triton kernel</span>')
@@ -490,7 +478,7 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
         out.append(f'<span class="b b-checkpoint" title="ops of this line the backward recomputes (activation '
                    f'checkpointing)">recomputed in backward: {count(notes.recomputed_ops, "op")}</span>')
     if notes.graphs:
-        out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(" ".join(notes.graphs))}</span>')
+        out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(said(notes.graph_ids, " "))}</span>')
     elif notes.calls:
         out.append(f'<span class="b b-call" title="graphs that hold ops of functions this line calls">via call: '
                    f'{html_text(_ids_text(notes.call_compile_ids, dirs))}</span>')

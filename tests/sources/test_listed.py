@@ -1,0 +1,49 @@
+"""What a source page names of a long list is the analysis's to decide: the first ones, and how many it left out.
+
+many_graphs.py recompiles its forward at every call, so one line is captured in 12 graphs; the graphs are read from
+the log's own FX node comments (test_sources.fx_comments), not from compilescope.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import re
+
+from compilescope.analyses.sources.analysis import analyze_sources
+from compilescope.ingest.reader import read_trace
+from compilescope.wording import LISTED
+
+from ..conftest import TORCH213_PROGRAMS, report, torch213
+from .test_sources import fx_comments
+
+LOG = torch213("many_graphs.log.gz")
+PROGRAM = TORCH213_PROGRAMS / "many_graphs.py"
+
+
+def _graphs_of_line(line: int, tmp_path) -> list[str]:
+    """The graphs whose FX node comments name the line, in the log's order (fx_comments reads the log as text)."""
+    text = tmp_path / "many_graphs.log"
+    text.write_bytes(gzip.decompress(LOG.read_bytes()))
+    return list(dict.fromkeys(cid for cid, path, n, _ in fx_comments(text) if path.endswith("many_graphs.py") and n == line))
+
+
+def test_a_line_in_more_graphs_than_listed_gets_the_first_and_the_count(tmp_path):
+    line = PROGRAM.read_text().splitlines().index("        return x.sin() + 1") + 1
+    graphs = _graphs_of_line(line, tmp_path)
+    assert len(graphs) == 12  # a recompile per call: more than a list names
+    [f] = [f for f in analyze_sources(read_trace(LOG)).files if f.name == "many_graphs.py"]
+    listed = f.notes[line].graph_ids
+    assert listed.items == graphs[:LISTED] and listed.more == len(graphs) - LISTED
+
+
+def test_the_badge_of_a_line_in_more_graphs_than_listed_says_the_first_and_how_many_more(tmp_path):
+    """Cut as every other list on the page is, where it named all 12 (a line of a loop: hundreds)."""
+    line = PROGRAM.read_text().splitlines().index("        return x.sin() + 1") + 1
+    graphs = _graphs_of_line(line, tmp_path)
+    [f] = [f for f in analyze_sources(read_trace(LOG)).files if f.name == "many_graphs.py"]
+    report(LOG, tmp_path / "report")
+    page = html.unescape((tmp_path / "report" / f.page).read_text())
+    [row] = re.findall(rf'<div class="src-line[^"]*" id="L{line}".*?<ul class="notes">', page, re.S)
+    [badge] = re.findall(r'<span class="b b-graph" title="graphs that captured this line">(.*?)</span>', row)
+    assert badge == " ".join(graphs[:LISTED]) + f" and {len(graphs) - LISTED} more"
