@@ -25,7 +25,7 @@ from ..model.payloads import json_object
 from .compile_time import event_compile_label, finite_number
 from .fx_sites import POST_GRAD, calls_with_input_sizes
 from .userloc import UserLocation
-from ..wording import format_kernel_time, format_seconds
+from ..wording import Listed, cut, format_kernel_time, format_seconds
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
 
 _SOURCE_COMPILE = "compile_file"  # g++ (or nvcc) run on a source file
@@ -138,6 +138,9 @@ class KernelTuning:
                 "during_compile": self.during_compile, "backward": self.backward, "seconds": round(self.seconds, 6)}
 
 
+KERNELS_LISTED = 20  # the kernel tunings a page lists (Autotuning.kernels_listed)
+
+
 @dataclass
 class Autotuning:
     """Every benchmark Inductor ran to choose code, and the time they took together (nested ones counted once)."""
@@ -153,6 +156,11 @@ class Autotuning:
     @property
     def failed(self) -> int:
         return sum(len(s.failed) for s in self.searches)
+
+    @property
+    def kernels_listed(self) -> Listed[KernelTuning]:
+        """The slowest kernel tunings a page's table lists, and how many more there are (--json has them all)."""
+        return cut(self.kernels, KERNELS_LISTED)
 
     @property
     def kernels_tuned_alike(self) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Compile, Trace
 from ..model.records import dataclass
-from ..wording import format_seconds
+from ..wording import Listed, cut, format_seconds
 from .aoti import COMPILE_EVENT as AOTI_COMPILE_EVENT, Aoti
 from .compiled_frames import CompiledFrames, module_label, wrapped_function, wrapped_module
 from .userloc import UserLocation, export_call, is_framework_file, section, traceback_frames
@@ -239,6 +239,10 @@ class PhaseTime:
         return {"phase": self.phase, "label": self.label, "seconds": round(self.seconds, 6), "share": round(self.share, 4)}
 
 
+TIMELINE_ROWS = 60  # the timeline rows a chart draws at most (CompileTimes.timeline_shown)
+TABLE_ROWS = 20  # the slowest compilations a page's table lists (compiles_listed; --json has them all)
+
+
 @dataclass
 class CompileTimes:
     """Compile time of the whole log: by phase, by compile id and as a timeline."""
@@ -246,8 +250,8 @@ class CompileTimes:
     total_s: float = 0.0
     phases: list[PhaseTime] = field(default_factory=list)  # biggest first, zero phases left out
     compiles: list[CompileTime] = field(default_factory=list)  # slowest first
-    # Every outermost event (a compilation, or its backward), in start order. How many a chart draws, and
-    # where, is the renderer's choice (render/charts.py).
+    # Every outermost event (a compilation, or its backward), in start order. Which a chart draws: timeline_shown;
+    # where, the renderer's layout (render/charts.py).
     timeline: list[TimelineRow] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=lambda: dict(PHASE_LABELS))
     # A compile id whose records repeat another compilation's -> that one ("[0/2]" -> "[0/1]"): its time is counted
@@ -292,6 +296,16 @@ class CompileTimes:
     def compile_ids(self) -> int:
         """How many compile ids the time is spread over (the time outside any compile, NO_COMPILE_ID, is not one)."""
         return sum(1 for c in self.compiles if c.compile_id != NO_COMPILE_ID)
+
+    @property
+    def compiles_listed(self) -> Listed[CompileTime]:
+        """The slowest compilations a page's table lists, and how many more there are."""
+        return cut(self.compiles, TABLE_ROWS)
+
+    def timeline_shown(self, rows: int = TIMELINE_ROWS) -> list[TimelineRow]:
+        """The timeline rows a chart draws: the `rows` slowest, in start order (a long run has thousands; the table of
+        compilations lists every one)."""
+        return sorted(sorted(self.timeline, key=lambda r: -r.duration_s)[:rows], key=lambda r: r.start_s)
 
     @property
     def slowest(self) -> CompileTime | None:

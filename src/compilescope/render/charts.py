@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 
-from ..analyses.compile_time import PHASES, CompileTime, CompileTimes
+from ..analyses.compile_time import PHASES, TIMELINE_ROWS, CompileTime, CompileTimes
 from ..model.records import dataclass
 
 
 @dataclass(frozen=True)
 class ChartOptions:
-    timeline_rows: int = 60  # rows drawn at most (the slowest); the table lists every compilation
+    timeline_rows: int = TIMELINE_ROWS  # rows drawn at most (the analysis picks the slowest)
     min_segment_pct: float = 0.05  # narrower segments are not drawn (their time is in the totals)
 
 
@@ -76,7 +76,7 @@ class CompileTimeChart:
 
     @classmethod
     def from_results(cls, times: CompileTimes, options: ChartOptions = ChartOptions()) -> CompileTimeChart:
-        shown = sorted(sorted(times.timeline, key=lambda r: -r.duration_s)[: options.timeline_rows], key=lambda r: r.start_s)
+        shown = times.timeline_shown(options.timeline_rows)
         scale = max((r.duration_s for r in shown), default=0.0)
         rows: list[ChartRow] = []
         for row in shown:
