@@ -21,7 +21,7 @@ from .rank_summary import RankCrash, RankSummary, collective_kind
 from .runtime_estimates import runtime_estimations, runtime_trace
 from .status import BREAK, EMPTY, ERROR, MISSING, OK, RESTARTED
 from ..model.records import dataclass
-from ..wording import count, first_listed
+from ..wording import Listed, count, cut, first_listed
 
 COMPILE_IDS = "compile_ids"
 STATUSES = "statuses"
@@ -133,6 +133,9 @@ class ExecOrderRow:
         return _group(self.by_rank, lambda cid: cid, lambda cid: cid)
 
 
+EXEC_ORDER_ROWS = 200  # the steps of the execution order a page lists (ExecOrderAnalysis.rows_listed)
+
+
 @dataclass
 class ExecOrderAnalysis:
     ranks: list[int]  # ranks that logged graph_execution
@@ -140,6 +143,11 @@ class ExecOrderAnalysis:
     schedule_mismatch_ranks: list[int]
     cache_mismatch_ranks: list[int]
     rows: list[ExecOrderRow]  # positions where ranks ran different graphs or the graphs disagree
+
+    @property
+    def rows_listed(self) -> Listed[ExecOrderRow]:
+        """The steps a page's table lists, and how many more (multi_rank_summary.json has them all)."""
+        return cut(self.rows, EXEC_ORDER_ROWS)
 
 
 @dataclass
