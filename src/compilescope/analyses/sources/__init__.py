@@ -565,6 +565,16 @@ class SourceFile:
         """The lines where the program crashed or a compile failed, in order, with their notes."""
         return [(n, notes) for n, notes in sorted(self.notes.items()) if notes.crashes or notes.failures]
 
+    @property
+    def compile_failed(self) -> bool:
+        """Whether a compile failed on a line of this file (the page's legend then names that colour)."""
+        return any(notes.failures for notes in self.notes.values())
+
+    @property
+    def crashed(self) -> bool:
+        """Whether the program died on a line of this file (the page's legend then names that colour)."""
+        return any(notes.crashes for notes in self.notes.values())
+
     @cached_property
     def shown_lines(self) -> list[int]:
         """The lines the page shows a row for, in order: those quoted, those with notes and those linked to. The lines
