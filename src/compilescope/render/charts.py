@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ..analyses.compile_time import PHASES, TIMELINE_ROWS, CompileTime, CompileTimes
+from ..analyses.compile_time import PHASES, TIMELINE_ROWS, CompileTimes
 from ..model.records import dataclass
 
 
@@ -56,16 +56,15 @@ class PhaseBar:
 
 
 class CompileTimeChart:
-    __slots__ = ("total_s", "timeline", "ticks", "rows_omitted", "phases", "compiles", "labels")
+    __slots__ = ("total_s", "timeline", "ticks", "rows_omitted", "phases", "labels")
 
     def __init__(self, total_s: float, timeline: list[ChartRow], ticks: list[Tick], rows_omitted: int,
-                 phases: list[PhaseBar], compiles: list[CompileTime], labels: dict[str, str] | None = None):
+                 phases: list[PhaseBar], labels: dict[str, str] | None = None):
         self.total_s = total_s
         self.timeline = timeline  # the rows drawn, in start order
         self.ticks = ticks
         self.rows_omitted = rows_omitted
         self.phases = phases  # biggest first
-        self.compiles = compiles  # slowest first (the table under the charts)
         self.labels = dict(PHASES) if labels is None else labels
 
     @property
@@ -90,7 +89,7 @@ class CompileTimeChart:
         if scale > 0:
             step = nice_step(scale)
             ticks = [Tick(_pct(i * step, scale), tick_label(i * step)) for i in range(int(scale / step) + 1)]
-        return cls(times.total_s, rows, ticks, len(times.timeline) - len(shown), phase_bars(times), times.compiles,
+        return cls(times.total_s, rows, ticks, len(times.timeline) - len(shown), phase_bars(times),
                    dict(times.labels))
 
 
