@@ -263,3 +263,47 @@ def test_frozen_and_ordered_records_hash_compare_and_refuse_writes_as_dataclasse
             return 7
 
     assert hash(OwnHash(1)) == 7
+
+
+def test_text_annotations_are_not_parsed_by_dataclasses_and_come_back_as_written(monkeypatch):
+    """Making a record does not run dataclasses' parse of each text annotation (a pattern and a module lookup per
+    field, twice: about 15M instructions of every run's start-up), yet each field's type, the class's annotations and
+    __init__'s are the texts as written, slots or not, with a base's fields; an InitVar is still told apart."""
+    import pytest
+
+    parsed = []
+    real_is_type = dataclasses._is_type  # type: ignore[attr-defined]
+    monkeypatch.setattr(dataclasses, "_is_type", lambda *args: parsed.append(args[0]) or real_is_type(*args))
+
+    @records.dataclass
+    class Base:
+        """A base."""
+        a: int
+        b: list[str] = dataclasses.field(default_factory=list)
+
+    @records.dataclass(frozen=True, slots=True)
+    class Slotted:
+        """With slots: dataclasses makes a new class."""
+        c: dict[str, int] | None
+        d: "Base" = None  # type: ignore[assignment]
+
+    @records.dataclass
+    class Derived(Base):
+        """A subclass."""
+        e: float = 0.0
+
+    assert parsed == []
+    assert [(f.name, f.type) for f in dataclasses.fields(Derived)] == [("a", "int"), ("b", "list[str]"), ("e", "float")]
+    assert [(f.name, f.type) for f in dataclasses.fields(Slotted)] == [("c", "dict[str, int] | None"), ("d", "'Base'")]
+    assert Base.__annotations__ == {"a": "int", "b": "list[str]"} and Derived.__annotations__ == {"e": "float"}
+    assert Slotted.__annotations__ == {"c": "dict[str, int] | None", "d": "'Base'"} and Slotted.__slots__ == ("c", "d")
+    assert Slotted.__init__.__annotations__ == {"c": "dict[str, int] | None", "d": "'Base'", "return": None}
+    assert Derived(1, ["x"], 2.0) == Derived(1, ["x"], 2.0) and Slotted({}, None).c == {}
+
+    with pytest.raises(TypeError, match="make it with dataclasses.dataclass"):
+        @records.dataclass
+        class WithInitVar:
+            """An InitVar is handed to dataclasses as written, which tells it apart: refused, as before."""
+            f: int
+            g: dataclasses.InitVar[int]
+    assert parsed

@@ -12,6 +12,8 @@ imports some seventy classes (a sixth of a small report's start-up). Here:
   which have a default factory, whether __post_init__ is called, whether the class is frozen) with the field
   names put into a copy of its code object: the ~60 classes of a report have ~35 shapes. The command line keeps
   the compiled templates between runs (read_kept_templates, templates_to_keep: ~25M instructions a run).
+- dataclasses makes the class's fields from stand-ins for its text annotations (_dataclasses_made): parsing each
+  text to tell a ClassVar or InitVar was a third of its time.
 A frozen class's __setattr__ and __delattr__ are still dataclasses' own.
 Fields out of the ordinary (init=False, kw_only, InitVar, ClassVar, a field named self or like the template's
 own names) are refused with a TypeError when the class is made: use dataclasses.dataclass for such a class.
@@ -233,6 +235,38 @@ def _init_for(cls: Any, frozen: bool) -> FunctionType:
     return init
 
 
+class _PlainAnnotation:
+    """What dataclasses sees as a field's annotation while it makes the class (the text is put back after)."""
+
+
+_PLAIN = _PlainAnnotation()
+# An annotation naming one of these is left as it is for dataclasses to recognise (and records to refuse).
+_SPECIAL_ANNOTATIONS = ("ClassVar", "InitVar", "KW_ONLY")
+
+
+def _dataclasses_made(cls: Any, frozen: bool, slots: bool) -> Any:
+    """dataclasses.dataclass(cls) with none of the methods records write, and with no text annotation parsed.
+
+    Every annotation is text (the modules import annotations from __future__), and dataclasses matches each against
+    a pattern and looks its name up in the module to tell a ClassVar or InitVar: a third of its time, ~15M
+    instructions of every run's start-up for the ~1,000 fields of a report's classes. An annotation that does not
+    name one of them is handed over as a stand-in and its text put back on the class and its Field: the same class
+    (a ClassVar or InitVar under another name would be taken for a field: none is)."""
+    own = cls.__dict__.get("__annotations__")
+    if not own or any(type(a) is not str or any(s in a for s in _SPECIAL_ANNOTATIONS) for a in own.values()):
+        return dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen, slots=slots)
+    cls.__annotations__ = dict.fromkeys(own, _PLAIN)
+    try:
+        made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen, slots=slots)
+    finally:
+        cls.__annotations__ = own
+    made.__annotations__ = own  # (slots: a new class, made with a copy of the class's dict)
+    for f in made.__dataclass_fields__.values():
+        if f.type is _PLAIN:
+            f.type = own[f.name]
+    return made
+
+
 def _process(cls: Any, slots: bool, frozen: bool, order: bool) -> Any:
     own = cls.__dict__
     has_init, has_repr, has_eq = "__init__" in own, "__repr__" in own, "__eq__" in own
@@ -246,7 +280,7 @@ def _process(cls: Any, slots: bool, frozen: bool, order: bool) -> Any:
                                 "Consider using functools.total_ordering")
     if not has_doc:  # (written below, once __init__ is there: dataclasses would look for a signature without one)
         cls.__doc__ = "(a record)"
-    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen, slots=slots)
+    made = _dataclasses_made(cls, frozen, slots)
     if not has_init:
         made.__init__ = _init_for(made, frozen)
     if not has_doc:  # as dataclasses writes it
