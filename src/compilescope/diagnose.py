@@ -41,7 +41,7 @@ from .analyses.op_mutations.calling_files import first_files, imported_modules
 from .analyses.user_files import insight_files
 from .ingest.reader import read_trace
 from .location import read_local_lines
-from .runner import PYTHON_NAME, Program, choose_log, run_program
+from .runner import PYTHON_NAME, Program, TRACING_VARIABLES, check_env_prefix, choose_log, env_prefix, run_program
 from .wording import count
 
 OUTPUT_TAIL_LINES = 40
@@ -155,31 +155,18 @@ def _program_file(prog: Program, cwd: str) -> tuple[str, str, list[str]] | None:
 
 
 def _after_env(argv: list[str], env: dict[str, str]) -> list[str] | None:
-    """The command that `env [-i] [-u NAME] [NAME=VALUE]... COMMAND...` runs, env changed as env changes it for
-    COMMAND (argv itself where it is no env); None where an option of env is not understood here (-C, -S...)."""
-    while argv and os.path.basename(argv[0]) == "env":
-        i, options = 1, True
-        while i < len(argv):
-            word = argv[i]
-            if options and word in ("-i", "-", "--ignore-environment"):
-                env.clear()
-            elif options and word in ("-u", "--unset") and i + 1 < len(argv):
-                i += 1
-                env.pop(argv[i], None)
-            elif options and word.startswith(("--unset=", "-u")) and word not in ("-u", "--unset="):
-                env.pop(word.partition("=")[2] if word.startswith("--") else word[2:], None)
-            elif options and word == "--":
-                options = False
-            elif options and word.startswith("-"):
-                return None
-            elif "=" in word:
-                variable, _, value = word.partition("=")
-                env[variable] = value
-            else:
-                break
-            i += 1
-        argv = argv[i:]
-    return argv
+    """The command that an `env` before it (runner.env_prefix) runs, env changed as env changes it for that command
+    (argv itself where it is no env); None where an option of env is not understood here (-C, -S...)."""
+    found = env_prefix(argv)
+    if found is None:
+        return None
+    for words in found[0]:
+        if words.clears:
+            env.clear()
+        for name in words.unsets:
+            env.pop(name, None)
+        env.update(word.partition("=")[::2] for word in words.assignments)
+    return found[1]
 
 
 def _python_target(args: list[str]) -> tuple[str, str, bool] | None:
@@ -543,6 +530,12 @@ def _describe(outcome: StageOutcome) -> str:
     if outcome.limited:
         seen.append(f"but {limit_hits(outcome)} and ran eagerly after that")
     return f"passed {took} ({', '.join(seen)})"[:300]
+
+
+def check_program_env(prog: Program) -> None:
+    """A CompilescopeError where an `env` before the program sets or unsets a variable a stage's run sets (its forced
+    backend, torch's repro settings, the trace): before the first stage (runner.check_env_prefix)."""
+    check_env_prefix(prog.argv, [*TRACING_VARIABLES, *_NEUTRALIZED, DEBUG_DIR_ENV])
 
 
 def diagnose(prog: Program, work: str, options: DiagnoseOptions, progress: Progress) -> DiagnoseResult:

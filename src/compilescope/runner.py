@@ -200,31 +200,130 @@ def prepare_trace_dir(path: str) -> str:
 
 
 PER_RANK_CACHE_ENV = "COMPILESCOPE_PER_RANK_CACHE"  # (read by _child/sitecustomize.py, which imports nothing of ours)
+# The folder whose sitecustomize.py installs the bytecode hook in the child: first on its PYTHONPATH.
+CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
+# What the child's environment must say for the run to be traced as compilescope reads it (an `env` before the
+# command that sets or unsets one is refused: check_env_prefix); PYTHONPATH and the cache are merged in instead.
+TRACING_VARIABLES = ("TORCH_TRACE", "TORCH_DTRACE", "INDUCTOR_PROVENANCE", "COMPILESCOPE_BYTECODE_HOOK")
+_CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", PER_RANK_CACHE_ENV)
 
 
 def child_env(trace_dir: str, cache_dir: str | None = None, base: dict[str, str] | None = None,
               extra: dict[str, str | None] | None = None) -> dict[str, str]:
     """extra: variables to set on top (None removes one), e.g. diagnose's forced backend."""
     env = dict(os.environ if base is None else base)
+    extra = dict(extra or {})
     env["TORCH_TRACE"] = trace_dir
     if env.get("TORCH_DTRACE"):  # it would win over TORCH_TRACE: keep it, but write here too
         env["TORCH_DTRACE"] = trace_dir
     env["INDUCTOR_PROVENANCE"] = "1"
     # The child records the code Dynamo runs instead of each frame (bytecode_capture.py, via _child/sitecustomize.py).
-    child_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
-    env["PYTHONPATH"] = os.pathsep.join([child_dir, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env["PYTHONPATH"] = _after_child_dir(env.get("PYTHONPATH"))
     env["COMPILESCOPE_BYTECODE_HOOK"] = "1"
     if cache_dir is not None:
         env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
         # Each rank of a distributed job gets its own part of it (_child/sitecustomize.py): sharing one, rank 1
         # loads rank 0's graphs, and its log lacks their intermediate graphs and provenance.
         env[PER_RANK_CACHE_ENV] = cache_dir
-    for key, value in (extra or {}).items():
+    for key, value in extra.items():
         if value is None:
             env.pop(key, None)
         else:
             env[key] = value
     return env
+
+
+def _after_child_dir(pythonpath: str | None) -> str:
+    return os.pathsep.join([CHILD_DIR, *([pythonpath] if pythonpath else [])])
+
+
+@dataclass(frozen=True)
+class EnvWords:
+    """One `env [OPTION]... [NAME=VALUE]...` before the command it runs (env_prefix)."""
+
+    options: list[str]  # its words from `env` to the first NAME=VALUE (`--` included)
+    assignments: list[str]  # its NAME=VALUE words
+    clears: bool  # -i, -, --ignore-environment: the command starts from an empty environment
+    unsets: list[str]  # the names its -u, --unset remove
+
+
+def env_prefix(argv: list[str]) -> tuple[list[EnvWords], list[str]] | None:
+    """The `env [-i] [-u NAME] [NAME=VALUE]... COMMAND...` before the command argv runs, one for each env (`env A=b env
+    -i ...`), and that command; ([], argv) where it is no env; None where an option of env is not understood here
+    (-C, -S...)."""
+    found = []
+    while argv and os.path.basename(argv[0]) == "env":
+        i, clears, unsets = 1, False, []
+        while i < len(argv):
+            word = argv[i]
+            if word in ("-i", "-", "--ignore-environment"):
+                clears = True
+            elif word in ("-u", "--unset") and i + 1 < len(argv):
+                i += 1
+                unsets.append(argv[i])
+            elif word.startswith(("--unset=", "-u")) and word not in ("-u", "--unset="):
+                unsets.append(word.partition("=")[2] if word.startswith("--") else word[2:])
+            elif word == "--":
+                i += 1
+                break
+            elif word.startswith("-"):
+                return None
+            else:
+                break
+            i += 1
+        end = i
+        while end < len(argv) and "=" in argv[end]:
+            end += 1
+        found.append(EnvWords(argv[:i], argv[i:end], clears, unsets))
+        argv = argv[end:]
+    return found, argv
+
+
+def check_env_prefix(argv: list[str], names: Collection[str] = TRACING_VARIABLES) -> None:
+    """A CompilescopeError where an `env` before the program (env_prefix) sets or unsets one of names, variables
+    compilescope sets for the run (TRACING_VARIABLES: torch would write no trace, or one elsewhere, or without what
+    compilescope records), before anything runs. Refused, not overridden: the command asks for it in so many words.
+    (Its -i is no such thing: the variables are given again after it, run_argv.)"""
+    found = env_prefix(argv)
+    for words in found[0] if found else []:
+        for name, word in [*((name, f"-u {name}") for name in words.unsets),
+                           *((word.partition("=")[0], word) for word in words.assignments)]:
+            if name in names:
+                hint = " (--trace-dir says where the logs go)" if name in ("TORCH_TRACE", "TORCH_DTRACE") else ""
+                raise CompilescopeError(f"the program's `env {word}` {'unsets' if word.startswith('-u') else 'sets'} "
+                                        f"{name}, which compilescope sets itself to trace the program; remove it from "
+                                        f"the command{hint}")
+
+
+def run_argv(argv: list[str], env: dict[str, str], names: Collection[str] = (), fresh_cache: bool = False) -> list[str]:
+    """argv as the child runs it, with compilescope's variables (env: child_env's) kept where an `env` before the
+    command would drop them: its PYTHONPATH=VALUE keeps CHILD_DIR first (the bytecode hook loads); its -i, or -u of
+    PYTHONPATH or of the cache, has them given again after its options (a user who clears the environment clears it
+    for the program, not for the tracer); its cache setting gives way to compilescope's (fresh_cache: env names one).
+    names: the others compilescope sets, which the command may not touch (check_env_prefix). argv itself where it is
+    no env."""
+    found = env_prefix(argv)
+    if not found or not found[0]:
+        return argv
+    check_env_prefix(argv, [*TRACING_VARIABLES, *names])
+    caches = _CACHE_VARIABLES if fresh_cache else ()  # (else the user's own, inherited: none of compilescope's)
+    ours = {name: env[name] for name in (*TRACING_VARIABLES, *caches, *names) if name in env}
+    ours["PYTHONPATH"] = CHILD_DIR
+    kept = []
+    for words in found[0]:
+        assigned = {word.partition("=")[0] for word in words.assignments}  # (its own PYTHONPATH=, cache: kept below)
+        again = {name: value for name, value in ours.items()
+                 if (words.clears or name in words.unsets) and name not in assigned}
+        assignments = [f"{name}={value}" for name, value in again.items()]
+        for word in words.assignments:
+            name, _, value = word.partition("=")
+            if name == "PYTHONPATH":
+                word = f"PYTHONPATH={_after_child_dir(value)}"
+            elif name in caches:
+                word = f"{name}={env[name]}"
+            assignments.append(word)
+        kept += [*words.options, *assignments]
+    return [*kept, *found[1]]
 
 
 def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeout: float | None = None,
@@ -241,11 +340,13 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     result = RunResult(returncode=0, trace_dir=trace_dir)
     sink = open(output, "wb") if output is not None else None  # noqa: SIM115 - closed below
     try:
+        env = child_env(trace_dir, cache_dir, extra=extra_env)
+        argv = run_argv(prog.argv, env, [name for name in extra_env or {} if name != "PYTHONPATH"], cache_dir is not None)
         # Handled from before the program starts: a signal as it starts is not lost (_SignalsWhileRunning).
         with _SignalsWhileRunning() as signals:
             try:
                 proc = subprocess.Popen(
-                    prog.argv, env=child_env(trace_dir, cache_dir, extra=extra_env), cwd=cwd,
+                    argv, env=env, cwd=cwd,
                     stdout=sink, stderr=subprocess.STDOUT if sink else None,
                 )
             except OSError as exc:

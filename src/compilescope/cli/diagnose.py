@@ -23,7 +23,7 @@ import time
 
 from .._torch import require_torch
 from ..analyses.diagnosis.reproduce import hand_commands, relocated_repro
-from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose
+from ..diagnose import DiagnoseOptions, DiagnoseResult, check_program_env, diagnose
 from ..ingest.reader import read_trace
 from .. import location
 from ..errors import CompilescopeError
@@ -97,6 +97,7 @@ class DiagnoseCommand:
         if prog.this_python:
             require_torch("compilescope diagnose")
         check_interpreter(prog, args.command_words)
+        check_program_env(prog)
         # Fail before the slow runs, not after; --overwrite never removes the program (nor a file it names).
         keep = [program_file(w) for w in args.program if isinstance(w, str) and os.path.exists(w)]
         out_path = args.out or _default_out()

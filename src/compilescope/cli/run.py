@@ -18,7 +18,7 @@ from ..errors import CompilescopeError
 from ..ingest.discover import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.notices import report_lines, unread_line
-from ..runner import (DEFAULT_TRACE_ROOT, as_typed_here, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
+from ..runner import (DEFAULT_TRACE_ROOT, as_typed_here, check_env_prefix, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
                       program, run_program)
 from ..wording import count
 from .. import location
@@ -140,6 +140,7 @@ class RunCommand:
         if prog.this_python:
             require_torch("compilescope run")
         check_interpreter(prog, args.command_words)
+        check_env_prefix(prog.argv)
         # --overwrite never removes the program, nor the trace directory.
         keep: list[str | Kept] = [program_file(w) for w in args.program if os.path.exists(w)]
         keep += [trace_directory(args.trace_dir)] if args.trace_dir else []

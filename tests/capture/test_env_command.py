@@ -1,0 +1,115 @@
+"""`compilescope run -- env ... python prog.py`: what the command's `env` does keeps what tracing needs.
+
+Its PYTHONPATH=, -u PYTHONPATH or -i dropped the folder whose sitecustomize.py installs the bytecode hook (the report
+silently lacked the transformed code); its -i dropped TORCH_TRACE (no log, no reason said); its TORCH_TRACE=elsewhere
+moved the log where compilescope does not look. Each child here is real: it prints the environment it got.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from compilescope.decompile.recorded import TRANSFORMED
+from compilescope.runner import CHILD_DIR, Program, run_program
+
+from .conftest import CHILD_TIMEOUT_S, FIXTURE_PROGRAMS, clean_env, compilescope
+
+PY = sys.executable
+# What the child sees: its PYTHONPATH's entries, the sitecustomize it loaded (compilescope's installs the hook), and the
+# variables tracing needs, the user's own, and one the command sets.
+SHOW_ENV = """
+import json, os, sys
+names = ("TORCH_TRACE", "INDUCTOR_PROVENANCE", "COMPILESCOPE_BYTECODE_HOOK", "TORCHINDUCTOR_CACHE_DIR", "USERS_OWN", "A")
+site = sys.modules.get("sitecustomize")
+print(json.dumps({"PYTHONPATH": os.environ.get("PYTHONPATH", "").split(os.pathsep),
+                  "sitecustomize": os.path.dirname(getattr(site, "__file__", None) or ""),
+                  **{name: os.environ.get(name) for name in names}}))
+"""
+
+
+def _seen(words: list[str], tmp_path, cache_dir: str | None = None) -> tuple[dict, str]:
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    output = tmp_path / "output.txt"
+    result = run_program(Program([*words, PY, "-c", SHOW_ENV], False), str(trace_dir), output=str(output),
+                         cache_dir=cache_dir, timeout=60)
+    assert result.returncode == 0, output.read_text()
+    return json.loads(output.read_text().splitlines()[-1]), str(trace_dir)
+
+
+@pytest.mark.parametrize(("words", "pythonpath", "users_own", "a"), [
+    (["env", "PYTHONPATH=lib"], [CHILD_DIR, "lib"], "kept", None),  # (the command's PYTHONPATH, after the hook's folder)
+    (["env", "A=b", "PYTHONPATH=lib" + os.pathsep + "more"], [CHILD_DIR, "lib", "more"], "kept", "b"),
+    (["env", "-u", "PYTHONPATH"], [CHILD_DIR], "kept", None),  # (the user's "theirs" gone, the hook's folder not)
+    (["env", "--unset=PYTHONPATH", "A=b"], [CHILD_DIR], "kept", "b"),
+    (["env", "-i"], [CHILD_DIR], None, None),  # (a clean environment for the program: the tracer's is given again)
+    (["env", "-"], [CHILD_DIR], None, None),
+    (["env", "-i", "A=b", "PYTHONPATH=lib"], [CHILD_DIR, "lib"], None, "b"),
+    (["env", "--ignore-environment", "--", "A=b"], [CHILD_DIR], None, "b"),
+    (["env", "A=b", "env", "-i", "PYTHONPATH="], [CHILD_DIR], None, None),  # (the second env clears the first's A)
+])
+def test_the_commands_env_keeps_what_tracing_needs(monkeypatch, tmp_path, words, pythonpath, users_own, a):
+    monkeypatch.setenv("PYTHONPATH", "theirs")
+    monkeypatch.setenv("USERS_OWN", "kept")
+    for name in ("TORCH_TRACE", "TORCH_DTRACE", "A"):
+        monkeypatch.delenv(name, raising=False)
+    seen, trace_dir = _seen(words, tmp_path)
+    assert seen["PYTHONPATH"] == pythonpath
+    assert seen["sitecustomize"] == CHILD_DIR  # (the bytecode hook's loads)
+    assert (seen["TORCH_TRACE"], seen["INDUCTOR_PROVENANCE"], seen["COMPILESCOPE_BYTECODE_HOOK"]) == (trace_dir, "1", "1")
+    assert (seen["USERS_OWN"], seen["A"]) == (users_own, a)
+
+
+def test_a_fresh_cache_wins_over_the_commands(monkeypatch, tmp_path):
+    """--fresh-cache (and diagnose's runs that need one) asks for a cache of the run's own: the command's is replaced,
+    as the inherited one is; where compilescope sets none, the command does with its own as it says."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "inherited")
+    fresh = str(tmp_path / "fresh")
+    for words, cache_dir, expected in ((["env", "TORCHINDUCTOR_CACHE_DIR=mine"], fresh, fresh),
+                                       (["env", "-u", "TORCHINDUCTOR_CACHE_DIR"], fresh, fresh),
+                                       (["env", "-i"], fresh, fresh),
+                                       (["env", "A=b"], None, "inherited"),
+                                       (["env", "TORCHINDUCTOR_CACHE_DIR=mine"], None, "mine"),
+                                       (["env", "-u", "TORCHINDUCTOR_CACHE_DIR"], None, None),
+                                       (["env", "-i"], None, None)):
+        run = tmp_path / str(len(list(tmp_path.iterdir())))
+        run.mkdir()
+        assert _seen(words, run, cache_dir)[0]["TORCHINDUCTOR_CACHE_DIR"] == expected
+
+
+@pytest.mark.parametrize(("command", "words", "said"), [
+    ("run", ["env", "TORCH_TRACE=elsewhere"], "`env TORCH_TRACE=elsewhere` sets TORCH_TRACE"),
+    ("run", ["env", "-u", "TORCH_TRACE"], "`env -u TORCH_TRACE` unsets TORCH_TRACE"),
+    ("run", ["env", "-i", "INDUCTOR_PROVENANCE=0"], "`env INDUCTOR_PROVENANCE=0` sets INDUCTOR_PROVENANCE"),
+    ("run", ["env", "A=b", "env", "-uCOMPILESCOPE_BYTECODE_HOOK"], "unsets COMPILESCOPE_BYTECODE_HOOK"),
+    ("diagnose", ["env", "TORCH_TRACE=elsewhere"], "sets TORCH_TRACE"),
+    ("diagnose", ["env", "TORCH_BISECT_BACKEND=inductor"], "sets TORCH_BISECT_BACKEND"),  # (each stage forces its own)
+])
+def test_a_command_that_moves_or_drops_the_trace_is_refused_before_it_runs(tmp_path, command, words, said):
+    """Refused rather than overridden: the command asks for it in so many words, and obeyed the report is empty."""
+    ran = tmp_path / "ran"
+    proc = compilescope(command, "--no-browser", "-o", tmp_path / "out", "--", *words, PY, "-c",
+                        f"open({str(ran)!r}, 'w').close()", cwd=tmp_path, timeout=120)
+    assert proc.returncode != 0
+    [line] = proc.stderr.strip().splitlines()
+    assert said in line and "remove it from the command" in line
+    assert not ran.exists() and not (tmp_path / "compilescope_traces").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.torch
+def test_env_i_with_its_own_pythonpath_records_the_transformed_code(tmp_path):
+    """`run -- env -i PYTHONPATH=lib python prog.py`, end to end with torch: the log is written where run looks, with
+    the code Dynamo ran that the bytecode hook records."""
+    (tmp_path / "lib").mkdir()
+    proc = compilescope("run", "--no-browser", "--timeout", CHILD_TIMEOUT_S, "--trace-dir", tmp_path / "traces", "-o",
+                        tmp_path / "report", "--", "env", "-i", "PYTHONPATH=lib", PY, FIXTURE_PROGRAMS / "graph_breaks.py",
+                        cwd=tmp_path, env=clean_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "after branch" in proc.stdout
+    [log] = (tmp_path / "traces").glob("*.log")
+    assert f'"name": "{TRANSFORMED}"' in log.read_text()
+
