@@ -210,9 +210,14 @@ _CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", PER_RANK_CACHE_ENV)
 
 def child_env(trace_dir: str, cache_dir: str | None = None, base: dict[str, str] | None = None,
               extra: dict[str, str | None] | None = None) -> dict[str, str]:
-    """extra: variables to set on top (None removes one), e.g. diagnose's forced backend."""
+    """extra: variables to set on top (None removes one), e.g. diagnose's forced backend; its PYTHONPATH comes after
+    CHILD_DIR, as the inherited one does."""
     env = dict(os.environ if base is None else base)
     extra = dict(extra or {})
+    if "PYTHONPATH" in extra:
+        pythonpath = extra.pop("PYTHONPATH")
+        env.pop("PYTHONPATH", None)
+        env.update({} if pythonpath is None else {"PYTHONPATH": pythonpath})
     env["TORCH_TRACE"] = trace_dir
     if env.get("TORCH_DTRACE"):  # it would win over TORCH_TRACE: keep it, but write here too
         env["TORCH_DTRACE"] = trace_dir

@@ -113,3 +113,15 @@ def test_env_i_with_its_own_pythonpath_records_the_transformed_code(tmp_path):
     [log] = (tmp_path / "traces").glob("*.log")
     assert f'"name": "{TRANSFORMED}"' in log.read_text()
 
+
+
+def test_a_pythonpath_compilescope_adds_keeps_the_hooks_folder_first(tmp_path):
+    """diagnose's runs away from the working folder give the program it on PYTHONPATH (extra_env): that replaced the
+    whole PYTHONPATH child_env made, the hook's folder with it, so those runs recorded no transformed code."""
+    (tmp_path / "traces").mkdir()
+    output = tmp_path / "output.txt"
+    result = run_program(Program([PY, "-c", SHOW_ENV], True), str(tmp_path / "traces"), output=str(output),
+                         extra_env={"PYTHONPATH": "lib"}, timeout=60)
+    assert result.returncode == 0, output.read_text()
+    seen = json.loads(output.read_text().splitlines()[-1])
+    assert (seen["PYTHONPATH"], seen["sitecustomize"]) == ([CHILD_DIR, "lib"], CHILD_DIR)
