@@ -111,3 +111,21 @@ def test_the_mode_advice_names_the_module_the_guard_does_not_and_the_lines(tmp_p
     assigned = line_holding(PROGRAM, "model.backbone[1].training = False")
     assert f"switched at module_mode_nested.py:{nested} (`c.eval()  # the head's dropout off`), " \
            f"module_mode_nested.py:{assigned} (`model.backbone[1].training = False" in advice, advice
+
+
+def test_the_requires_grad_advice_names_the_parameter_the_guard_does_not_and_the_line(tmp_path):
+    """torch's reason for [0/1] names backbone[0]'s bias; its weight was frozen too (the trees pin both
+    requires_grad=False from [0/1]), by the same nested loop, the only line for either. The requires_grad advice names
+    both and that line (it named the bias alone)."""
+    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    weight = "L['self']._modules['backbone']._modules['0']._parameters['weight']"
+    assert re.search(re.escape(weight) + r"[^\n]*requires_grad=True", trees["[0/0]"])
+    assert re.search(re.escape(weight) + r"[^\n]*requires_grad=False", trees["[0/1]"])
+    assert "['weight']" not in reasons["[0/1]"]
+    results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
+    (frame,) = results.insights.recompiles.frames
+    (advice,) = [a for a in frame.advice if "changed requires_grad" in a]
+    frozen = line_holding(PROGRAM, "p.requires_grad = False  # freeze the backbone")
+    assert advice.startswith("`self.backbone[0].bias` and `self.backbone[0].weight` changed requires_grad (a layer "
+                             f"frozen or unfrozen, requires_grad_(); set at module_mode_nested.py:{frozen} "
+                             "(`p.requires_grad = False  # freeze the backbone`)): "), advice

@@ -55,7 +55,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
                          checkpointing=found.checkpointing, breaks=found.graph_breaks, autotuned=found.autotuning,
                          aoti=found.aoti, numerics_found=found.numerics, own_kernels=found.user_kernels,
                          mutations=found.op_mutations, files=files)
-    link_switch_lines(found.recompiles, noted.changed_state)  # (the mode advice, with the lines that switched modes)
+    link_switch_lines(found.recompiles, noted.changed_state)  # (the mode and requires_grad advice, with their lines)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         outside_stacks=outside,

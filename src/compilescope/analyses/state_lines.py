@@ -33,7 +33,7 @@ from ..model.records import dataclass
 from ..model.source_files import MAX_SOURCE_BYTES, NO_FILES, SourceFiles
 from ..model.trace import Frame
 from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
-from .recompiles.advice import mode_advice
+from .recompiles.advice import mode_advice, parameter_guards, requires_grad_advice
 from .recompiles.reasons import FLAG
 from .userloc import user_source_name
 
@@ -573,27 +573,35 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
 
 
 def link_switch_lines(found: Recompiles, changed_state: list[StateLine]) -> None:
-    """The mode advice of each frame (advice.mode_advice, named by the guards that failed) where the lines found
-    for its recompiles (state_lines: each the only line for its changes) switched more modules than those guards
-    name: with those modules and the lines, as the line does it (a loop over model.modules() switching 70 Dropouts,
-    where torch's reason names the first). Other analyses' additions to a frame, as recompiles.links'."""
+    """The mode and requires_grad advice of each frame (advice.mode_advice, advice.requires_grad_advice, named by the
+    guards that failed) where the lines found for its recompiles (state_lines: each the only line for its changes)
+    switched more modules, or set more parameters, than those guards name: with those and the lines, as the line does
+    it (a loop over model.modules() switching 70 Dropouts, where torch's reason names the first; a loop over
+    model.backbone.parameters() freezing its weight, where torch's names its bias). Other analyses' additions to a
+    frame, as recompiles.links'."""
     for frame in found.frames:
         steps = {compilation_key(s.compile_id) for s in frame.steps}
-        lines = [s for s in changed_state if s.kind == "training" and s.alone and s.recompile in steps]
         modes = [s.guard for s in frame.steps if s.guard is not None and s.guard.change == "flag"
                  and (m := re.match(FLAG, s.guard.guard)) and m["name"].endswith(".training")]
-        if not lines or not modes:
-            continue
-        named = mode_advice(modes)
-        guarded = {user_source_name(m["name"]) for g in modes if (m := re.match(FLAG, g.guard))}
-        if named not in frame.advice or not any(set(s.changed) - guarded or s.left_out for s in lines):
-            continue
-        # (the line's code a `code` span: backticks kept out, as the page's advice takes a span's text)
-        switched_at = list(dict.fromkeys(f"{os.path.basename(s.path)}:{s.line} (`{s.code.replace('`', '')}`)"
+        params = parameter_guards(frame.steps)
+        # (kind -> what its guards name, as StateLine.changed says it, and its advice given the lines' changes)
+        advising: dict[str, tuple[set[str], Callable[..., str]]] = {
+            "training": ({user_source_name(m["name"]) for g in modes if (m := re.match(FLAG, g.guard))},
+                         lambda *lines: mode_advice(modes, *lines)),
+            "requires_grad": ({f"{user_source_name(t)}.requires_grad" for t in params},
+                              lambda *lines: requires_grad_advice(params, *lines))}
+        for kind, (guarded, advised) in advising.items():
+            lines = [s for s in changed_state if s.kind == kind and s.alone and s.recompile in steps]
+            if not lines or not guarded:
+                continue
+            named = advised()
+            if named not in frame.advice or not any(set(s.changed) - guarded or s.left_out for s in lines):
+                continue
+            # (the line's code a `code` span: backticks kept out, as the page's advice takes a span's text)
+            made_at = list(dict.fromkeys(f"{os.path.basename(s.path)}:{s.line} (`{s.code.replace('`', '')}`)"
                                          for s in lines))
-        advised = mode_advice(modes, [n for s in lines for n in s.changed], max(s.left_out for s in lines),
-                              switched_at)
-        frame.advice = [advised if a == named else a for a in frame.advice]
+            advice = advised([n for s in lines for n in s.changed], max(s.left_out for s in lines), made_at)
+            frame.advice = [advice if a == named else a for a in frame.advice]
 
 
 def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int]]], unsearched: list[StateChange],

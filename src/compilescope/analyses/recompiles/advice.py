@@ -249,15 +249,47 @@ def mode_advice(modes: list[FailedGuard], switched: Sequence[str] = (), left_out
     name them; left_out: how many more, not named) and the lines (switched_at: "file.py:54 (`m.training = False`)")."""
     names = list(dict.fromkeys([*(user_source_name(m["name"]) for g in modes if (m := re.match(FLAG, g.guard))),
                                 *switched]))
-    more = len(names) - _SIZES_LISTED + left_out if len(names) > _SIZES_LISTED or left_out else 0
-    shown = and_list(names) if not more else f"{', '.join(names[:_SIZES_LISTED])} and {more} more"
+    shown, lines = _with_lines(names, left_out, "switched", switched_at)
     placed = next((g.location for g in modes if g.location is not None), None)
     where = f"; read at {placed.short}" + (f": {placed.code}" if placed.code else "") if placed else ""
-    if switched_at:
-        where += f"; switched at {first_listed(list(switched_at), shown=_SIZES_LISTED)}"
     several = len(names) + left_out > 1
     return MODE_ADVICE.format(names=shown, is_="are" if several else "is", whose="modules'" if several else "a module's",
-                              where=where)
+                              where=where + lines)
+
+
+# A parameter's requires_grad that changed (a frozen layer unfrozen): torch's own hint on it names
+# force_parameter_static_shapes, which is about sizes and changes nothing here.
+PARAMETER_REQUIRES_GRAD_ADVICE = (
+    "{params} changed requires_grad (a layer frozen or unfrozen, requires_grad_(){where}): Dynamo compiles once for "
+    "each setting, expected when it changes once (fine-tuning); torch's hint to set force_parameter_static_shapes does "
+    "not apply (it is about sizes). Only toggling it back and forth recompiles again and again.")
+
+
+def parameter_guards(steps: Sequence[RecompileStep]) -> list[str]:
+    """The tensors of the steps' first failed guards on requires_grad ("self._modules['fc']._parameters['bias']"),
+    where each is a parameter's (PARAMETER_REQUIRES_GRAD_ADVICE's); [] where one is not."""
+    tensors = [g.tensor for step in steps for g in step.failed_guards[:1] if g.change == "requires_grad"]
+    return [t for t in dict.fromkeys(tensors) if t] if all(t and "._parameters[" in t for t in tensors) else []
+
+
+def requires_grad_advice(params: Sequence[str], set_: Sequence[str] = (), left_out: int = 0,
+                         set_at: Sequence[str] = ()) -> str:
+    """PARAMETER_REQUIRES_GRAD_ADVICE for parameter_guards' tensors, naming their parameters; where the lines that
+    set them are known (state_lines), with the other parameters those lines set (set_: their requires_grad, as the
+    guard trees name them, "self.fc.weight.requires_grad"; left_out: how many more, not named) and the lines (set_at,
+    as mode_advice's switched_at)."""
+    names = list(dict.fromkeys([*(user_source_name(t) for t in params),
+                                *(n.removesuffix(".requires_grad") for n in set_)]))
+    shown, lines = _with_lines([f"`{n}`" for n in names], left_out, "set", set_at)
+    return PARAMETER_REQUIRES_GRAD_ADVICE.format(params=shown, where=lines)
+
+
+def _with_lines(names: list[str], left_out: int, verb: str, lines: Sequence[str]) -> tuple[str, str]:
+    """The names a mode or requires_grad advice lists (the first _SIZES_LISTED, then how many more, left_out too),
+    and what it says of the lines that made the changes: "; switched at file.py:54 (`m.training = False`)"."""
+    more = len(names) - _SIZES_LISTED + left_out if len(names) > _SIZES_LISTED or left_out else 0
+    shown = and_list(names) if not more else f"{', '.join(names[:_SIZES_LISTED])} and {more} more"
+    return shown, f"; {verb} at {first_listed(list(lines), shown=_SIZES_LISTED)}" if lines else ""
 
 
 def compiled_static(entries: list[Compile]) -> bool:

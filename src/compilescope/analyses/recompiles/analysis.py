@@ -12,15 +12,15 @@ from ...wording import and_list, count
 from ..compiled_frames import CompiledFrames, wrapped_module
 from ..graph_breaks import function_label
 from ..stack_values import StackValues
-from ..userloc import UserLocation, code_origin, user_source_name
+from ..userloc import UserLocation, code_origin
 from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles
 from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_static, flag_advice, number_dynamic_failed,
-                     numpy_dtype_advice, size_advice)
+                     numpy_dtype_advice, parameter_guards, requires_grad_advice, size_advice)
 from .backward_and_resets import backward_graphs, compiled_afresh, renumbered_after_reset, renumbered_other_process
 from .lengths import length_advice, length_failures, length_history, mutations
 from .placement import known_files, place_argument_guards, place_failed_checks, place_size_one_guards
 from .reasons import ARTIFACT, parse_reason, reasons_payload
-from .settings import (HOOK_ADVICE, PARAMETER_REQUIRES_GRAD_ADVICE, link_state_changes, mark_expected,
+from .settings import (HOOK_ADVICE, link_state_changes, mark_expected,
                        place_state_guards, same_call_requires_grad)
 from .subclasses import dispatch_compiled_alone, subclass_guards
 
@@ -171,10 +171,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             if c == "global_state" and state_advice:
                 advice.extend(state_advice)
                 continue
-            params = [g.tensor for st, _ in steps for g in st.failed_guards[:1] if g.change == c]
-            if c == "requires_grad" and params and all(t is not None and "._parameters[" in t for t in params):
-                names = and_list([f"`{user_source_name(t)}`" for t in dict.fromkeys(t for t in params if t)])
-                advice.append(PARAMETER_REQUIRES_GRAD_ADVICE.format(params=names))
+            if c == "requires_grad" and (params := parameter_guards([st for st, _ in steps])):
+                advice.append(requires_grad_advice(params))
                 continue
             if c == "requires_grad" and same_call_advice:
                 advice.append(same_call_advice)

@@ -65,12 +65,6 @@ def user_caller(stack: list | None) -> UserLocation | None:
     return last_user_stack_frame(stack[:-1]) if stack else None
 
 
-# A parameter's requires_grad that changed (a frozen layer unfrozen): torch's own hint on it names
-# force_parameter_static_shapes, which is about sizes and changes nothing here.
-PARAMETER_REQUIRES_GRAD_ADVICE = (
-    "{params} changed requires_grad (a layer frozen or unfrozen, requires_grad_()): Dynamo compiles once for each "
-    "setting, expected when it changes once (fine-tuning); torch's hint to set force_parameter_static_shapes does "
-    "not apply (it is about sizes). Only toggling it back and forth recompiles again and again.")
 # One line of the user's calls the function with a tensor that needs no grad, then with one that does: `x = block(x)`
 # in a loop over modules gives the first the data and the next the first one's output, computed with its parameters.
 SAME_CALL_REQUIRES_GRAD_ADVICE = (
