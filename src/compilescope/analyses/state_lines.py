@@ -12,7 +12,8 @@ for the model is not in the log); `model.eval()` or `model.block.eval()` for sel
 `model.block.norm.training = False` (an assignment sets that module's only), or either on the variable of a loop over
 `model.modules()` or `model.block.children()`; `p.requires_grad = False` in a loop over `model.fc.parameters()` for
 self.fc.weight's requires_grad; a loop over the variable of a loop holding it (`for m in model.modules(): for p in
-m.parameters():`) reaches what the modules that loop yields reach. A mode or requires_grad the first failed guard names
+m.parameters():`) reaches what the modules that loop yields reach, and a loop over a name the file binds once to a
+list or tuple (`frozen = [model.backbone, model.neck]; for m in frozen:`) what that literal names. A mode or requires_grad the first failed guard names
 itself (`self._modules['drop'].training == True`) is a change too. Text order is not run order (a registration inside an `if`, a
 loop), so every match is a candidate, but for one that ran before its module was first compiled (earlier in the same
 function, no loop around both); of several, the recompile's dynamo_start stack keeps those before its call in a
@@ -25,6 +26,7 @@ import ast
 import os
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field
 
@@ -64,6 +66,9 @@ class FileIndex:
     # the id of each such loop whose module is the variable of a loop holding it -> that loop (`for m in
     # model.modules(): for p in m.parameters():`): m is what the outer loop yields, not any name as the model
     outer_loops: Mapping[int, ast.For]
+    # the id of each loop over a name bound once to a list or tuple literal -> that literal (_named_iterables: `for m
+    # in frozen:` after `frozen = [model.backbone, model.neck]` yields those two, not any module)
+    named_iterables: Mapping[int, ast.expr]
     compiles: list[tuple[int, str]]  # _compile_sites
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef]  # (for the layout)
     # where the file's functions, loops and compiles are, and the answers of _before_compile so far: a cache, not
@@ -80,6 +85,8 @@ def file_index(tree: ast.Module) -> FileIndex:
     outer_loops: dict[int, ast.For] = {}
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     every_loop: list[ast.For | ast.AsyncFor | ast.While] = []
+    bound: Counter[str] = Counter()  # (each name's bindings and changes in place: _binds)
+    literals: dict[str, tuple[int, ast.expr]] = {}  # (a name -> the line and the list or tuple literal assigned to it)
     walked = 0
     for node in ast.walk(tree):
         walked += 1
@@ -93,24 +100,88 @@ def file_index(tree: ast.Module) -> FileIndex:
             functions.append(node)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             every_loop.append(node)
-        if isinstance(node, ast.For) and (over := _loop_over(node)) is not None:
-            setting = []
-            for inner in (n for statement in node.body for n in ast.walk(statement)):
-                walked += 1
-                receivers = [r for kind in ("training", "requires_grad") for to in (True, False)
-                             if (r := _sets_state(inner, kind, to)) is not None]
-                if receivers:
-                    setting.append(inner)
-                if any(isinstance(r, ast.Name) and r.id == over[0] for r in receivers):
-                    on_loop_variables.add(id(inner))
-                # (ast.walk goes outer loops first: of several holding it that bind the name, the innermost is kept)
-                if (isinstance(inner, ast.For) and (inner_over := _loop_over(inner)) is not None
-                        and isinstance(inner_over[2], ast.Name) and inner_over[2].id == over[0]):
-                    outer_loops[id(inner)] = node
-            loops.append((node, setting))
+        bound.update(_binds(node))
+        if (literal := _literal_bound(node)) is not None:
+            literals[literal[0]] = literal[1:]
     compiles = _compile_sites(tree)
-    return FileIndex(_compiled_names(tree), assigns, calls, loops, frozenset(on_loop_variables), outer_loops,
-                     compiles, functions, FileLayout(tree, functions, every_loop, compiles))
+    layout = FileLayout(tree, functions, every_loop, compiles)
+    named = _named_iterables([n for n in every_loop if isinstance(n, ast.For)], bound, literals, layout)
+    # (ast.walk goes outer loops first, and every_loop keeps its order)
+    for node in (n for n in every_loop if isinstance(n, ast.For)):
+        if walked > MAX_SOURCE_NODES:
+            break
+        if (over := _loop_over(node, named)) is None:
+            continue
+        setting = []
+        for inner in (n for statement in node.body for n in ast.walk(statement)):
+            walked += 1
+            receivers = [r for kind in ("training", "requires_grad") for to in (True, False)
+                         if (r := _sets_state(inner, kind, to)) is not None]
+            if receivers:
+                setting.append(inner)
+            if any(isinstance(r, ast.Name) and r.id == over[0] for r in receivers):
+                on_loop_variables.add(id(inner))
+            # (outer loops come first: of several holding it that bind the name, the innermost is kept)
+            if (isinstance(inner, ast.For) and (inner_over := _loop_over(inner, named)) is not None
+                    and isinstance(inner_over[2], ast.Name) and inner_over[2].id == over[0]):
+                outer_loops[id(inner)] = node
+        loops.append((node, setting))
+    return FileIndex(_compiled_names(tree), assigns, calls, loops, frozenset(on_loop_variables), outer_loops, named,
+                     compiles, functions, layout)
+
+
+# The methods of a list that change it in place: a list a program changes so is not the literal it was bound to.
+LIST_CHANGES = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "__setitem__", "__delitem__",
+                          "__iadd__"})
+
+
+def _binds(node: ast.AST) -> Iterator[str]:
+    """The names the node binds, deletes or changes in place (`x = ...`, `for x in`, `def x`, `import x`, an argument
+    x, `global x`, `x.append(...)`, `x[0] = ...`): a name the file binds once, to a literal, is that literal."""
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        yield node.id
+    elif isinstance(node, ast.arg):
+        yield node.arg
+    elif isinstance(node, ast.alias):
+        yield node.asname or node.name.split(".", 1)[0]
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        yield from node.names
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in LIST_CHANGES:
+        yield node.value.id
+    elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+          and not isinstance(node.ctx, ast.Load)):
+        yield node.value.id
+
+
+def _literal_bound(node: ast.AST) -> tuple[str, int, ast.expr] | None:
+    """(the name, the line, the literal) of `frozen = [model.backbone, model.neck]`, `quiet = model.a, model.b` (a
+    list or tuple literal assigned to one name alone); None for any other node."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        target = node.target
+    else:
+        return None
+    if not (isinstance(target, ast.Name) and isinstance(node.value, (ast.Tuple, ast.List))):
+        return None
+    return target.id, node.lineno, node.value
+
+
+def _named_iterables(loops: list[ast.For], bound: Counter[str], literals: Mapping[str, tuple[int, ast.expr]],
+                     layout: FileLayout) -> dict[int, ast.expr]:
+    """The id of each loop over a name (`for m in frozen:`) that the file binds once, to a list or tuple literal, in
+    the loop's function or at its top level -> that literal: what the loop yields, where the code says it. (A name
+    bound more than once, changed in place, or bound to anything else: the loop is over what the file cannot tell.)"""
+    named: dict[int, ast.expr] = {}
+    for loop in loops:
+        if not isinstance(loop.iter, ast.Name) or bound[loop.iter.id] != 1:
+            continue
+        line, literal = literals.get(loop.iter.id, (0, None))
+        if literal is not None and layout.scope(line) in (layout.scope(loop.lineno), layout.tree):
+            named[id(loop)] = literal
+    return named
 
 
 def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None = None) -> list[int]:
@@ -137,13 +208,12 @@ def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None 
                     found.extend((node.lineno, t.value) for t in node.targets if isinstance(t, ast.Attribute)
                                  and t.attr == change.kind and _names(t.value, base, path, True, compiled))
         for loop, setting in index.loops if change.kind != "hook" else ():
-            variable = _loop_over(loop) or ("",)
+            variable = _loop_over(loop, index.named_iterables) or ("",)
             for inner in setting:
                 receiver = _sets_state(inner, change.kind, to)
                 if not (isinstance(receiver, ast.Name) and receiver.id == variable[0]):
                     continue
-                reached = _loop_reaches(loop, index.outer_loops, _sets_itself(inner), change.kind, base, path,
-                                        compiled)
+                reached = _loop_reaches(loop, index, _sets_itself(inner), change.kind, base, path, compiled)
                 if reached is not None:
                     found.append((getattr(inner, "lineno", loop.lineno), reached))
         hooks = change.source.rsplit(".", 1)[-1]
@@ -393,11 +463,12 @@ LOOP_METHODS = {"parameters": "parameters", "named_parameters": "parameters", "m
                 "named_modules": "modules", "children": "children", "named_children": "children"}
 
 
-def _loop_over(loop: ast.For) -> tuple[str, str, ast.expr] | None:
+def _loop_over(loop: ast.For, named: Mapping[int, ast.expr] | None = None) -> tuple[str, str, ast.expr] | None:
     """(the variable, what it yields: LOOP_METHODS' value, the module it is called on) of `for p in m.parameters():`,
     `for m in model.modules():`, `for name, m in self.named_children():`; (the variable, "elements", the tuple) of
-    `for p in (model.fc.weight, model.fc.bias):` (a list too); None for any other loop."""
-    call = loop.iter
+    `for p in (model.fc.weight, model.fc.bias):` (a list too, or a name bound to one: named, FileIndex.named_iterables);
+    None for any other loop."""
+    call = (named or {}).get(id(loop), loop.iter)
     if isinstance(call, (ast.Tuple, ast.List)):
         return (loop.target.id, "elements", call) if isinstance(loop.target, ast.Name) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.args and not call.keywords
@@ -418,18 +489,19 @@ def _parent(path: str) -> str | None:
     return path[:cut] if cut >= 0 else None
 
 
-def _loop_reaches(loop: ast.For, outer_loops: Mapping[int, ast.For], itself: bool, kind: str, base: str | None,
+def _loop_reaches(loop: ast.For, index: FileIndex, itself: bool, kind: str, base: str | None,
                   path: str, compiled: frozenset[str]) -> ast.expr | None:
     """What a setting on the variable of the loop (over a module's parameters, modules or children, or over the
     elements of a tuple: _loop_over) can make a change of kind at path through (a module's, or for requires_grad a
     parameter's): the module it loops over, or the tuple's element that names it; None where it cannot. itself: a
     setting of the variable only (`m.training = False`, `p.requires_grad = False`), else of the module and all under
     it (`m.eval()`, `m.requires_grad_(False)`). Where the loop's module is the variable of a loop holding it
-    (outer_loops: `for m in model.modules(): for p in m.parameters():`), what that variable must be is asked of the
-    outer loop in turn, and what is returned is the outer loop's module: m is a module of model, not any name."""
+    (index.outer_loops: `for m in model.modules(): for p in m.parameters():`), what that variable must be is asked of
+    the outer loop in turn, and what is returned is the outer loop's module: m is a module of model, not any name; a
+    loop over a name bound to a literal is over that literal's elements (index.named_iterables)."""
     target, exact, parameter = path, itself, kind == "requires_grad"
     of_parameters = False  # (a loop over parameters() on the way: the outermost module a name the file compiles)
-    while (over := _loop_over(loop)) is not None:
+    while (over := _loop_over(loop, index.named_iterables)) is not None:
         _, yields, holder = over
         if yields == "elements":  # (an element is matched as a receiver of the setting itself would be)
             return next((e for e in holder.elts if _names(e, base, target, exact, compiled,
@@ -440,9 +512,9 @@ def _loop_reaches(loop: ast.For, outer_loops: Mapping[int, ast.For], itself: boo
             return None
         target, exact, parameter = *needed, False
         of_parameters = of_parameters or yields == "parameters"
-        if id(loop) not in outer_loops:
+        if id(loop) not in index.outer_loops:
             return holder if _names(holder, base, target, exact, compiled, root_compiled=of_parameters) else None
-        loop = outer_loops[id(loop)]
+        loop = index.outer_loops[id(loop)]
     return None
 
 
@@ -632,8 +704,8 @@ def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int
                              [n for n in index.calls if n.lineno in lines],
                              [(loop, kept) for loop, setting in index.loops
                               if (kept := [n for n in setting if getattr(n, "lineno", loop.lineno) in lines])],
-                             index.on_loop_variables, index.outer_loops, index.compiles, index.functions,
-                             index.layout)
+                             index.on_loop_variables, index.outer_loops, index.named_iterables, index.compiles,
+                             index.functions, index.layout)
         for change in unsearched:
             if change.kind == "hook":
                 continue

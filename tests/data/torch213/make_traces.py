@@ -219,6 +219,9 @@ SCENARIOS = [
     # Modes and requires_grad set through nested loops, the inner loop over the outer loop's variable
     # (`for m in model.head.modules(): for c in m.children(): c.eval()`), beside an assignment switching another module.
     Scenario("module_mode_nested", "module_mode_nested.py", gzip=True, env=RUN_ENV),
+    # Modes and requires_grad set through loops over a list or tuple bound to a name once (`frozen = [model.backbone,
+    # model.neck]`; `for m in frozen: for p in m.parameters(): p.requires_grad = False`; `for m in quiet: m.eval()`).
+    Scenario("module_mode_named", "module_mode_named.py", gzip=True, env=RUN_ENV),
     # An exported model compiled with AOTInductor (aoti_compile_and_package), loaded and run at batches 4 and 8: with a
     # Dim for the batch, and (_static) without one, a package of batch 4 whose unchecked input of 8 returns 4 rows.
     Scenario("aoti_deploy", "aoti_deploy.py", gzip=True, env=RUN_ENV),
