@@ -13,7 +13,7 @@ import gzip
 import json
 import re
 
-from compilescope.analyses.graph_breaks import EXPLICIT_BREAK
+from compilescope.analyses.graph_breaks.wording import EXPLICIT_BREAK
 from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 

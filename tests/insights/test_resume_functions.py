@@ -14,7 +14,7 @@ import json
 import html
 import re
 
-from compilescope.analyses.graph_breaks import resume_of
+from compilescope.analyses.graph_breaks.resume_names import resume_of
 from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.analyses.sources.break_sites import graph_break_sites
 from compilescope.ingest.reader import read_trace

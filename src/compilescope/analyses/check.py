@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
-from .graph_breaks import resume_of
+from .graph_breaks.resume_names import resume_of
 from .op_mutations import DEFINE as DEFINE_FORM
 from .recompiles import CHANGE_LABELS
 from .recompiles.reasons import classify_change

@@ -20,8 +20,9 @@ from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
-from .graph_breaks import (CompiledCallee, CompileIndex, RanBefore, compile_index, fsdp_note, ran_before, skipped_name,
-                           skipped_text)
+from .graph_breaks import CompiledCallee, RanBefore
+from .graph_breaks.compile_index import CompileIndex, compile_index, ran_before
+from .graph_breaks.wording import fsdp_note, skipped_name, skipped_text
 from .graph_breaks.reason_text import ARTIFACT as BREAK_ARTIFACT
 from .graph_breaks.reason_text import FSDP2_FILE, IN_LOOP, skipped_frame, skipped_with
 from .graph_breaks.reason_text import parse_reason as parse_break_reason
@@ -215,7 +216,7 @@ class CompileError:
     # all of it, with no exception and without fullgraph; in_loop: because the break is inside a for/while loop
     skipped_frame: UserLocation | None = None
     in_loop: bool = False
-    in_with: UserLocation | None = None  # or because it is inside this `with` block (graph_breaks.skipped_with)
+    in_with: UserLocation | None = None  # or because it is inside this `with` block (graph_breaks.reason_text.skipped_with)
     # The failed compile was a recompile of a frame that ran compiled before: what those calls ran (ran_before); only
     # the calls from this one on run it eagerly
     skipped_before: RanBefore | None = None
@@ -225,7 +226,7 @@ class CompileError:
 
     @property
     def skipped_text(self) -> str | None:
-        """What Dynamo skipped, as graph_breaks.skipped_text says it; None for any other failure."""
+        """What Dynamo skipped, as graph_breaks.wording.skipped_text says it; None for any other failure."""
         return skipped_text(self.skipped_frame, self.in_loop, self.in_with, before=self.skipped_before)
 
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed

@@ -20,7 +20,7 @@ from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
-from .graph_breaks import resume_of
+from .graph_breaks.resume_names import resume_of
 from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER
 from .userloc import CARETS, TRACEBACK_FRAME, section
 

@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from ..analyses.graph_breaks import function_label
+from ..analyses.graph_breaks.resume_names import function_label
 from ..analyses.diagnosis import FAILED, PASSED, SKIPPED, TIMED_OUT, Command, DiagnoseResult
 from ..invisible import safe_terminal_text
 from .html import HIGHLIGHT_LIMIT

@@ -22,7 +22,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..analyses.dynamic_shapes import GuardPlace, PlacementPart
-from ..analyses.graph_breaks import function_label
+from ..analyses.graph_breaks.resume_names import function_label
 from ..analyses.insights import SECTIONS, Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.torch_warnings import TorchWarning

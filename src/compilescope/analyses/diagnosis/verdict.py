@@ -14,7 +14,7 @@ from ..errors import (
     testing_hooks_step,
 )
 from ..export import DimConflict
-from ..graph_breaks import function_label
+from ..graph_breaks.resume_names import function_label
 from ..userloc import UserLocation
 from . import (
     ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EXPORT, FAILED, FELL_BACK, NO_COMPILE, PASSED, PROGRAM, RUNTIME,

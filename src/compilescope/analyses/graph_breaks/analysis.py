@@ -12,12 +12,13 @@ from ...model.ids import compilation_key
 from ...model.trace import Trace
 from ..compiled_frames import compiled_location
 from ..userloc import UserLocation, inline_frame, is_framework_file, traceback_frames
-from . import (BACKWARD_BREAK, BACKWARD_GRAPH, CompileIndex, GraphBreak, GraphBreaks, TransformCall, compile_index,
-               ran_before)
+from . import GraphBreak, GraphBreaks, TransformCall
+from .compile_index import CompileIndex, compile_index, ran_before
 from .compiled_around import compiled_split, link_compiled_callees, resumed_at
 from .reason_text import (ARTIFACT, FUNCTORCH_FILE, IN_LOOP, artifact_location, fsdp_hook_call, internal_restart,
                           parse_reason, skipped_frame, skipped_with, through_ddp, transform_call)
 from .subclasses import dispatch_compiled_alone, untraced_subclass
+from .wording import BACKWARD_BREAK, BACKWARD_GRAPH
 
 
 def graph_breaks(trace: Trace) -> GraphBreaks:

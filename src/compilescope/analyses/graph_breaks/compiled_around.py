@@ -9,7 +9,8 @@ from ...model.ids import compilation_key
 from ...model.trace import Compile, Trace
 from ..compiled_frames import compiled_frame
 from ..userloc import UserLocation
-from . import CompiledCallee, CompiledSplit, GraphBreak, resume_of
+from . import CompiledCallee, CompiledSplit, GraphBreak
+from .resume_names import resume_of
 
 
 def compiled_split(trace: Trace) -> CompiledSplit | None:

@@ -26,11 +26,11 @@ _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 # Operator: torch.utils.checkpoint.checkpoint". Dynamo captures such a call whole or not at all: the whole call ran
 # eagerly (checkpoint is torch._disable_dynamo, so nothing under it was compiled either).
 _HIGHER_ORDER_OP = lazy_compile(r"^[ \t]*Higher Order Operator: (?P<op>\S{1,300})[ \t]*$", re.M)
-# DistributedDataParallel's file, and Dynamo's: a break in DDP's own forward (through_ddp) is not the user's (the
-# package's DDP_NOTE says what to do).
+# DistributedDataParallel's file, and Dynamo's: a break in DDP's own forward (through_ddp) is not the user's
+# (wording.py's DDP_NOTE says what to do).
 DDP_FILE = lazy_compile(r"(^|[/\\])torch[/\\]nn[/\\]parallel[/\\]distributed\.py$")
 _DYNAMO_FILE = lazy_compile(r"(^|[/\\])torch[/\\]_dynamo[/\\]")
-# FSDP2's files (fully_shard): a break in its hooks (fsdp_hook_call) is not the user's (the package's fsdp_note says
+# FSDP2's files (fully_shard): a break in its hooks (fsdp_hook_call) is not the user's (wording.py's fsdp_note says
 # what to do).
 FSDP2_FILE = lazy_compile(r"(^|[/\\])torch[/\\]distributed[/\\]fsdp[/\\]_fully_shard[/\\]")
 # torch.func's transforms (vmap, grad, jacrev, ...) are torch/_functorch/'s code. Dynamo inlines a transform the user's

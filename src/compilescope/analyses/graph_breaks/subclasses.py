@@ -12,7 +12,8 @@ from ...model.ids import compilation_key
 from ...model.trace import Compile, Trace
 from ..compiled_frames import compiled_location
 from ..userloc import last_user_stack_frame
-from . import DISPATCH, CompiledCallee, CompileIndex
+from . import CompiledCallee
+from .compile_index import DISPATCH, CompileIndex
 
 # Dynamo met an object it cannot put in the graph as an argument of an op (`x @ self.weight`): torch's debug context
 # names its variable, `UserDefinedObjectVariable(ScaledTensor)`. A tensor subclass Dynamo cannot trace reads so.

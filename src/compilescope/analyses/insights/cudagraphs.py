@@ -4,7 +4,7 @@ once (a warm-up only), graphs recorded again for another input shape."""
 from __future__ import annotations
 
 from ..cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs
-from ..graph_breaks import function_label
+from ..graph_breaks.resume_names import function_label
 from ..torch_warnings import PENDING_BACKWARD, TorchWarnings
 from . import INFO, WARNING, Finding
 

@@ -13,7 +13,8 @@ from ...model.ids import CompileId, compilation_key
 from ...wording import and_list, count, format_seconds, times
 from ..caches import Caches
 from ..compile_time import CompileTimes
-from ..graph_breaks import DDP_ADVICE, GraphBreak
+from ..graph_breaks import GraphBreak
+from ..graph_breaks.wording import DDP_ADVICE
 from ..recompiles import BACKWARD_REASONS_HINT, FrameRecompiles, Recompiles
 from ..recompiles.backward_and_resets import BACKWARD_LABEL_HELP
 from . import INFO, WARNING, Finding, Insights, shown_names

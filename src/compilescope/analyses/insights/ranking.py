@@ -11,7 +11,7 @@ import os
 from ...wording import and_list, format_seconds, times
 from ..compile_time import ends_during
 from ..export import ExportReport
-from ..graph_breaks import FSDP2_ADVICE, skipped_cause, skipped_title
+from ..graph_breaks.wording import FSDP2_ADVICE, skipped_cause, skipped_title
 from ..recompiles import CHANGE_LABELS, FrameRecompiles
 from ..torch_warnings import AUTOTUNE_CANDIDATE_FAILED, ITEM_BREAK, PENDING_BACKWARD, WONT_CONVERT
 from . import ERROR, INFO, SECTIONS, WARNING, Finding, Insights, python_library, shown_names

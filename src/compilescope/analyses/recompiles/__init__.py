@@ -36,7 +36,7 @@ from ...wording import and_list, count, format_seconds, times
 from ..compile_time import STILL_COMPILING
 from ..compiled_frames import module_label
 from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specialization
-from ..graph_breaks import function_label
+from ..graph_breaks.resume_names import function_label
 from ..installed_guards import GUARDS_ARTIFACT, pinned_lengths, pinned_state
 from ..stack_values import name_stack_values
 from ..userloc import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_variables, name_closures,

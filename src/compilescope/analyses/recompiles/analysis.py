@@ -10,7 +10,7 @@ from collections import Counter
 from ...model.trace import Compile, Trace
 from ...wording import and_list, count
 from ..compiled_frames import CompiledFrames, wrapped_module
-from ..graph_breaks import function_label
+from ..graph_breaks.resume_names import function_label
 from ..stack_values import StackValues
 from ..userloc import UserLocation, code_origin
 from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles

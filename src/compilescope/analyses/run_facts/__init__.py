@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import asdict, field
 from typing import Any
 
-from ..graph_breaks import function_label, resume_of
+from ..graph_breaks.resume_names import function_label, resume_of
 from ..status import counts_text
 from ...model.records import dataclass
 

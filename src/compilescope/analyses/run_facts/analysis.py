@@ -17,7 +17,7 @@ from ..compile_time import CompileTimes, ends_during
 from ..compiled_frames import frame_function, module_label, wrapped_module
 from ..crash import Crash
 from ..fx_sites import NODE_MAPPINGS, POST_GRAD
-from ..graph_breaks import skipped_text
+from ..graph_breaks.wording import skipped_text
 from ..provenance.kernel_notes import kernel_work
 from ..provenance.line_mappings import text_lines
 from ..provenance.stack_traces import KERNEL_STACK_TRACES, kernel_traces

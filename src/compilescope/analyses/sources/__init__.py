@@ -45,7 +45,8 @@ from typing import Any, Callable, Iterable
 from ...model.ids import CompileId
 from ...model.records import dataclass
 from ...wording import Listed, cut, format_seconds
-from ..graph_breaks import EXPLICIT_BREAK, resume_of
+from ..graph_breaks.resume_names import resume_of
+from ..graph_breaks.wording import EXPLICIT_BREAK
 from ..userloc import UserLocation, is_torch_file
 
 SCHEMA_VERSION = 1

@@ -7,7 +7,8 @@ from __future__ import annotations
 from ...model.ids import compilation_key
 from ...model.trace import Trace
 from ..compiled_frames import compiled_frame
-from ..graph_breaks import GraphBreaks, resume_of
+from ..graph_breaks import GraphBreaks
+from ..graph_breaks.resume_names import resume_of
 from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, parse_reason
 from ..userloc import UserLocation, traceback_frames
 from . import GraphBreakSite, resumed_function

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from markupsafe import Markup, escape
 
-from ...analyses.graph_breaks import function_label, function_title, resume_title
+from ...analyses.graph_breaks.resume_names import function_label, function_title, resume_title
 from ...analyses.metric_values import LongMetric, MetricTraceback, is_structured, pretty_json
 from ...model.trace import LINK, Artifact, Frame
 from ...wording import count
