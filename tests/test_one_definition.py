@@ -153,3 +153,19 @@ def test_one_pattern_reads_a_python_traceback_frame():
     frame = re.compile(r"""r'(?:\^\\s\*|  )File "\(""")
     defined = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items() if frame.search(text))
     assert defined == ["analyses/crash.py", "analyses/provenance/stack_traces.py", "analyses/userloc.py"]
+
+
+def test_the_fields_graph_break_wording_reads_are_graph_breaks_own():
+    # BreakWording (graph_breaks/wording.py) declares, for mypy only, the GraphBreak fields it reads: a field renamed or
+    # retyped in GraphBreak alone would pass mypy against the stale copy and fail at run time (AttributeError).
+    import dataclasses
+
+    from compilescope.analyses.graph_breaks import GraphBreak
+
+    tree = ast.parse((SRC / "analyses" / "graph_breaks" / "wording.py").read_text(encoding="utf-8"))
+    [wording] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "BreakWording"]
+    declared = {ast.unparse(a.target): ast.unparse(a.annotation) for block in wording.body
+                if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+                for a in block.body if isinstance(a, ast.AnnAssign)}
+    fields = {f.name: f.type for f in dataclasses.fields(GraphBreak)}
+    assert declared and {name: fields.get(name) for name in declared} == declared
