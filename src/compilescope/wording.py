@@ -5,7 +5,8 @@ One helper for every page and terminal line (Jinja filters `count` and `seconds`
 
 from __future__ import annotations
 
-from typing import Generic, NamedTuple, TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 # Words whose plural is not word + "s".
 _IRREGULAR = {"process": "processes", "was": "were", "this": "these", "is": "are", "has": "have",
@@ -39,9 +40,11 @@ LISTED = 8  # items a list from the log names before "and K more" (a log may hol
 T = TypeVar("T")
 
 
-class Listed(NamedTuple, Generic[T]):
+@dataclass(frozen=True)
+class Listed(Generic[T]):
     """A list as a page or line names it: its first items, and how many it leaves out (an analysis decides both, a
-    renderer says them). A tuple, not a dataclass: never saved, made from a saved result when it is shown."""
+    renderer says them). Never saved: made from a saved result when it is shown (a plain dataclass outside the
+    analyses, which the saved classes never include; not a generic NamedTuple, which Python 3.10 cannot make)."""
 
     items: list[T]
     more: int  # the items left out, after `items`

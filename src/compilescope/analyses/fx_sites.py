@@ -26,7 +26,7 @@ AOT_FORWARD = ("aot_forward_graph", "aot_inference_graph")
 # possessive and no end anchor, one try per colon: linear in the line, whose text is the log's. Function and code
 # may end in spaces: callers strip them.
 FX_SOURCE_COMMENT = lazy_compile(
-    r"^\s*# File: (?P<file>[^\n]*?):(?P<line>\d{1,9}+) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
+    r"^\s*# File: (?P<file>[^\n]*?):(?P<line>\d{1,9}) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
 
 
 def first_fx_source_comment(text: str) -> re.Match[str] | None:

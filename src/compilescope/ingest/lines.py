@@ -23,11 +23,12 @@ PREFIX_PROBE = 4096  # a line whose first bytes are not a glog prefix is not rea
 MAX_ENVELOPE_LINE = 32 << 20  # longer envelope lines are reported, not read (real ones: < 1 MB)
 
 # V1206 15:18:15.925000 1500233 torch/_dynamo/utils.py:1288] {...}
-# Possessive quantifiers and bounded digit runs: matching is linear in the line whatever it holds
-# (a run of spaces after the pid made the old pattern quadratic), and int() never sees more digits
-# than a pid or line number can have.
+# Each run is followed by what it cannot hold (digits by a space or "]", spaces by a digit or a non-space) and digit
+# runs are bounded: matching is linear in the line whatever it holds (a run of spaces after the pid made an older
+# pattern quadratic), and int() never sees more digits than a pid or line number can have. (No possessive
+# quantifiers: Python 3.10 has none.)
 GLOG_PREFIX = re.compile(
-    rb"([VIWEC])(\d\d)(\d\d) (\d\d:\d\d:\d\d)\.(\d{6}) ++(\d{1,19}+) ++([^ ].*?):(\d{1,19}+)\] "
+    rb"([VIWEC])(\d\d)(\d\d) (\d\d:\d\d:\d\d)\.(\d{6}) +(\d{1,19}) +([^ ].*?):(\d{1,19})\] "
 )
 
 

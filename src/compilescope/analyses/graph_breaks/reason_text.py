@@ -15,7 +15,7 @@ from ..userloc import (UserLocation, is_framework_file, is_python_library_file, 
 from . import TransformCall
 
 ARTIFACT = "dynamo_graph_break_reason"
-BREAK_HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
+BREAK_HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9})\s*$", re.M)
 _CONTEXT = "Encountered graph break when attempting to trace"
 # "Encountered graph break that we cannot resume from. ... Graph break encountered:" (torch 2.11) and "Failed to
 # handle graph break gracefully. ... Graph break encountered:" (2.14) end their line before the reason.

@@ -14,7 +14,7 @@ ARTIFACT = "recompile_reasons"
 # Patterns below are strings, compiled on first use by re (and kept in its cache): most logs recompile nothing,
 # and compiling them all at import was ~1 ms of every report's start-up.
 _PREFIX = r"(?s)^\s*(?P<cid>(?:!\d+/)?\d+/\d+):\s?(?P<body>.*)$"
-_CLIPPED_LOC = r"#\s+(?P<file>[^\s#]+):(?P<line>\d{1,9}+) in (?P<func>[\w<>.]+)"
+_CLIPPED_LOC = r"#\s+(?P<file>[^\s#]+):(?P<line>\d{1,9}) in (?P<func>[\w<>.]+)"
 _CONSTANT = r"^[\w.\[\]'\"()]+ (?:==|!=) (?:-?\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"|True|False|None)$"
 # Dynamo's CONSTANT_MATCH on a Python bool (`padded == False`): an int's is `n == 1`, so True/False is a bool's.
 # What torch appends to a guard its 0/1 specialization made (the range [2, ...] of a dynamic size), in its comment.
