@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable
 
 from ...model.ids import CompileId
 from ...model.records import dataclass
-from ...wording import Listed, cut, format_seconds
+from ...wording import Listed, cut, format_seconds, said
 from ..graph_breaks.resume_names import resume_of
 from ..graph_breaks.wording import EXPLICIT_BREAK
 from ..userloc import UserLocation, is_torch_file
@@ -289,11 +289,12 @@ class LineNotes:
         return cut(list(self.graphs))
 
     @property
-    def graph_groups(self) -> dict[tuple[str, ...], Listed[str]]:
-        """The graphs that captured this line, those with the same nodes from it together, in order, with the first
-        MAX_NODES_NAMED of those nodes: a recompile for a new size captures the line as the same nodes again, said
-        once for all its compile ids."""
-        return {tuple(ids): cut(nodes, MAX_NODES_NAMED) for ids, nodes in _alike(self.graphs.items(), tuple)}
+    def graph_groups(self) -> list[tuple[Listed[str], Listed[str]]]:
+        """The graphs that captured this line, those with the same nodes from it together, in order: the first LISTED
+        compile ids of each group, with the first MAX_NODES_NAMED of those nodes. A recompile for a new size captures
+        the line as the same nodes again, said once for all its compile ids (a line of a loop Dynamo recompiles, once
+        for hundreds)."""
+        return [(cut(ids), cut(nodes, MAX_NODES_NAMED)) for ids, nodes in _alike(self.graphs.items(), tuple)]
 
     @property
     def call_groups(self) -> dict[tuple[str, ...], Listed[dict[str, Any]]]:
@@ -422,6 +423,23 @@ class LineNotes:
             if g["recompile"] not in found and "recompile_failed" not in g and not g.get("again"):
                 found.append(g["recompile"])
         return found
+
+    @property
+    def recompiled_ids(self) -> Listed[str]:
+        """The recompiles its badge names: the first LISTED of recompiled, and how many more (a line whose value
+        changes at every call recompiles at each, up to the recompile limit a program may raise)."""
+        return cut(self.recompiled)
+
+    @property
+    def recompiled_title(self) -> Listed[str]:
+        """The title of the recompiled badge: for each of the first LISTED recompiles that compiled, the checks of this
+        line it failed, the first LISTED ("[0/2]: the guard of [0/1] failed: self.step == 1 and ..."); each recompile's
+        note says them whole. A recompile checks every earlier compilation, so uncut they grew as the square of the
+        recompiles."""
+        return cut([f"{r.recompile}: " + said(cut([
+            f'the {"guard" if len(c.failed_in) == 1 else "guards"} of {", ".join(c.failed_in)} failed: '
+            f'{c.described or c.guard}' for c in r.checks]), " and ")
+            for r in self.recompile_notes if r.failed is None])
 
     @property
     def _caused(self) -> set[str]:

@@ -181,8 +181,8 @@ def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterat
     yield '<ul class="notes">'
     yield from _failures_html(notes, dirs)
     if notes.graphs:
-        parts = [f'{_cids(cids, dirs)} <span class="muted mono">{html_text(", ".join(nodes.items))}'
-                 f'{" …" if nodes.more else ""}</span>' for cids, nodes in notes.graph_groups.items()]
+        parts = [f'{_cids_listed(cids, dirs)} <span class="muted mono">{html_text(", ".join(nodes.items))}'
+                 f'{" …" if nodes.more else ""}</span>' for cids, nodes in notes.graph_groups]
         yield f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>'
     yield from _calls_html(page, f, notes, dirs)
     for a in notes.autotune:
@@ -490,13 +490,10 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
         short = (f'{e["function"]} skipped' if e["kind"] == "skipped_frame"
                  else f'uncompiled {e["op"].rsplit(".", 1)[-1]} call')
         out.append(f'<span class="b b-eager" title="{html_text(e["text"])}">eager: {html_text(short)}</span>')
-    recompiled = notes.recompiled
-    if recompiled:
-        failed = "; ".join(f'{r.recompile}: ' + " and ".join(
-            f'the {"guard" if len(c.failed_in) == 1 else "guards"} of {", ".join(c.failed_in)} failed: '
-            f'{c.described or c.guard}' for c in r.checks) for r in notes.recompile_notes if r.failed is None)
+    if notes.recompiled:
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
-                   f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
+                   f'{html_text(said(notes.recompiled_title, "; "))}">recompiled '
+                   f'{html_text(said(notes.recompiled_ids, " "))}</span>')
     for changed in notes.state_changes:
         short = {"hook": "hook registered late", "requires_grad": "requires_grad set"}.get(changed["kind"],
                                                                                           "mode switched")
