@@ -85,9 +85,12 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
             for phase in d.get("phases", []):
                 lines.append(_hanging(DETAIL, f"{phase['label']}: {format_seconds(phase['a_s'])} → "
                                       f"{format_seconds(phase['b_s'])}", "dim"))
-            for row in d.get("compiles", [])[:3]:
+            compiles = change.compiles_in_terminal
+            for row in compiles.items:
                 lines.append(_hanging(DETAIL, f"{row['compile_a'] or '(none)'} → {row['compile_b'] or '(none)'}: "
                                       f"{format_seconds_change(row['delta_s'])}", "dim"))
+            if compiles.more:
+                lines.append(_hanging(DETAIL, f"… and {count(compiles.more, 'more compile')}", "dim"))
     return lines
 
 

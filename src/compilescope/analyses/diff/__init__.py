@@ -35,12 +35,16 @@ from dataclasses import asdict, field
 from typing import Any
 
 from ..dynamic_shapes import number_text
-from ...wording import possessive
+from ...wording import Listed, cut, possessive
 from ...model.records import dataclass
 from ..run_facts import RunFacts
 from ..time_threshold import TimeThreshold
 
 SCHEMA_VERSION = 1
+# The compiles a compile-time change names, biggest change first (a run recompiling at every step has thousands):
+COMPILES_KEPT = 10  # in its detail (--json), with how many more (compiles_more)
+COMPILES_ON_PAGE = 5  # in the page's table
+COMPILES_IN_TERMINAL = 3  # under its line in the terminal
 
 # A number in a guard's text: guards that differ only in one number are one guard failing at several values.
 _GUARD_NUMBER = re.compile(r"(?<![\w.#])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])", re.I)
@@ -117,6 +121,22 @@ class Change:
         if self.section != "numerics":
             return []
         return [n for n in (self.b if self.kind == "added" else self.a) or [] if n.get("kind") == "random"]
+
+    def compiles_listed(self, shown: int) -> Listed[dict[str, Any]]:
+        """The first `shown` compiles a compile-time change keeps, and how many more it accounts for (those it keeps
+        beyond them, and those it left out: its detail's compiles_more)."""
+        listed = cut(self.detail.get("compiles", []), shown)
+        return Listed(listed.items, listed.more + self.detail.get("compiles_more", 0))
+
+    @property
+    def compiles_on_page(self) -> Listed[dict[str, Any]]:
+        """The compiles the page's table lists, and how many more."""
+        return self.compiles_listed(COMPILES_ON_PAGE)
+
+    @property
+    def compiles_in_terminal(self) -> Listed[dict[str, Any]]:
+        """The compiles the terminal lists under the change, and how many more."""
+        return self.compiles_listed(COMPILES_IN_TERMINAL)
 
     @property
     def unread_note(self) -> str:

@@ -19,7 +19,7 @@ from ..userloc import UserLocation
 from ..run_facts import RunFacts, short_path
 from ..run_facts.words import break_at, crash_line, failed_compiles, place_text
 from ..time_threshold import TimeThreshold
-from . import Change, DiffReport, RunDiff, SECTIONS, SideTotals
+from . import COMPILES_KEPT, Change, DiffReport, RunDiff, SECTIONS, SideTotals
 from .compiled_code import (aoti_changes, checkpointing_changes, cudagraph_use_changes, export_dim_changes,
                             numerics_changes, user_kernel_changes)
 from .crash_and_warnings import crash_changes, warning_changes
@@ -205,7 +205,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("compile_time", "changed",
                               f"compile time {format_seconds(a.compile_time_s)} → {format_seconds(b.compile_time_s)} "
                               f"({format_seconds_change(b.compile_time_s - a.compile_time_s)})", None, a.compile_time_s, b.compile_time_s,
-                              {"phases": phases, "compiles": compiles[:10],
+                              {"phases": phases, "compiles": compiles[:COMPILES_KEPT],
+                               "compiles_more": max(len(compiles) - COMPILES_KEPT, 0),
                                "cause": cache_cause(a, b, totals_a, totals_b, sides) or (
                                    torch_cause(a, b, phases, sides) if upgraded else None)}))
     elif a.compile_time_s != b.compile_time_s:
