@@ -12,14 +12,14 @@ from rich.console import Console
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
-from compilescope.analyses.diff import SECTION_LABELS, SECTIONS
+from compilescope.analyses.diff import NODES_IN_TERMINAL, SECTION_LABELS, SECTIONS
 from compilescope.analyses.run_facts import RunFacts
 from compilescope.analyses.time_threshold import TimeThreshold
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.run_facts.printed_graphs import graph_nodes
 from compilescope.analyses.diff.analysis import diff_report, diff_runs
 from compilescope.ingest.reader import read_trace
-from compilescope.render.diff import MAX_NODES, print_diff
+from compilescope.render.diff import print_diff
 from compilescope.wording import format_seconds
 
 from ..conftest import REPO, TORCH213_LOGS, cuda211, run_cli, shared, torch213, torch214
@@ -342,12 +342,12 @@ def test_terminal_says_how_many_nodes_it_does_not_list(capsys):
     assert run_cli("diff", a, b, "--json") == 1
     [graph] = [c for c in json.loads(capsys.readouterr().out)["ranks"][0]["changes"] if c["detail"].get("added")]
     added = graph["detail"]["added"]
-    assert len(added) > MAX_NODES and graph["title"].endswith(f"{len(added)} FX nodes added")
+    assert len(added) > NODES_IN_TERMINAL and graph["title"].endswith(f"{len(added)} FX nodes added")
     assert run_cli("diff", a, b) == 1
     out = capsys.readouterr().out.splitlines()
     listed = [line for line in out if line.startswith("      + ")]
-    assert [line.split()[1:3] for line in listed] == [[n["op"], n["target"]] for n in added[:MAX_NODES]]
-    assert f"      … and {len(added) - MAX_NODES} more (--json lists them all)" in out
+    assert [line.split()[1:3] for line in listed] == [[n["op"], n["target"]] for n in added[:NODES_IN_TERMINAL]]
+    assert f"      … and {len(added) - NODES_IN_TERMINAL} more (--json lists them all)" in out
 
 
 def test_wrapped_lines_keep_their_indent():

@@ -9,11 +9,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analyses.diff import SECTION_LABELS, DiffReport, RunDiff
-from ..wording import count, format_seconds, format_seconds_change
+from ..wording import Listed, count, format_seconds, format_seconds_change
 from .terminal_text import FoldedPath, TerminalText
 
 MARKS = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"), "moved": (">", "cyan")}
-MAX_NODES = 8  # FX nodes listed per graph change
 DETAIL = "      "  # the indent of a change's details, under its title
 
 
@@ -46,10 +45,9 @@ class _Trimmed:
             yield Segment.line()
 
 
-def _more(items: list) -> list[RenderableType]:
-    """The line under a list cut at MAX_NODES: how many of those the title counts are not listed."""
-    left = len(items) - MAX_NODES
-    return [_hanging(DETAIL, f"… and {left} more (--json lists them all)", "dim")] if left > 0 else []
+def _more(nodes: Listed) -> list[RenderableType]:
+    """The line under a list of nodes the analysis cut: how many of those the title counts are not listed."""
+    return [_hanging(DETAIL, f"… and {nodes.more} more (--json lists them all)", "dim")] if nodes.more else []
 
 
 def _change_lines(diff: RunDiff) -> list[RenderableType]:
@@ -69,14 +67,14 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
             for label, guard, times in change.guard_lines:
                 lines.append(_hanging(DETAIL, f"{label}: {guard}" + (f" (×{times})" if times > 1 else ""), "dim"))
             for key, sign in (("added", "+"), ("removed", "-")):
-                nodes = d.get(key, []) if section == "graphs" else []
-                for node in nodes[:MAX_NODES]:
+                nodes = change.nodes_in_terminal(key)
+                for node in nodes.items:
                     grid = ", the launch's grid" if node.get("grid_of") else ""  # (triton.cdiv's nodes)
                     where = f"  ({node['line'].rsplit('/', 1)[-1]}{grid})" if node.get("line") else ""
                     lines.append(_hanging(f"{DETAIL}{sign} ", f"{node['op']} {node['target']}{where}", "dim"))
                 lines.extend(_more(nodes))
-            retargeted = d.get("retargeted", [])
-            for node in retargeted[:MAX_NODES]:
+            retargeted = change.nodes_in_terminal("retargeted")
+            for node in retargeted.items:
                 lines.append(_hanging(f"{DETAIL}~ ", f"{node['from']} → {node['to']}  "
                                       f"({(node['line'] or '?').rsplit('/', 1)[-1]})", "dim"))
             lines.extend(_more(retargeted))

@@ -45,6 +45,7 @@ SCHEMA_VERSION = 1
 COMPILES_KEPT = 10  # in its detail (--json), with how many more (compiles_more)
 COMPILES_ON_PAGE = 5  # in the page's table
 COMPILES_IN_TERMINAL = 3  # under its line in the terminal
+NODES_IN_TERMINAL = 8  # the FX nodes a graphs change lists in the terminal, of each kind (--json: all)
 
 # A number in a guard's text: guards that differ only in one number are one guard failing at several values.
 _GUARD_NUMBER = re.compile(r"(?<![\w.#])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])", re.I)
@@ -137,6 +138,11 @@ class Change:
     def compiles_in_terminal(self) -> Listed[dict[str, Any]]:
         """The compiles the terminal lists under the change, and how many more."""
         return self.compiles_listed(COMPILES_IN_TERMINAL)
+
+    def nodes_in_terminal(self, key: str) -> Listed[dict[str, Any]]:
+        """Of a graphs change, the FX nodes of detail[key] ("added", "removed", "retargeted") the terminal lists, and
+        how many more (the title counts them all)."""
+        return cut(self.detail.get(key, []) if self.section == "graphs" else [], NODES_IN_TERMINAL)
 
     @property
     def unread_note(self) -> str:
