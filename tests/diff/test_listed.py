@@ -63,3 +63,15 @@ def test_the_page_and_the_json_list_the_first_compiles_and_say_how_many_more(tmp
     rows = re.findall(r'<tr><td class="mono">([^<]*)</td><td class="mono">([^<]*)</td>', page)
     assert rows == [(r["compile_a"] or "–", r["compile_b"] or "–") for r in kept[:PAGE]]
     assert re.sub(r"<[^>]+>", "", table).strip() == f"… and {count(len(kept) + left - PAGE, 'more compile')}"
+
+
+def test_a_side_of_unreadable_ranks_says_the_first_and_how_many_more(tmp_path, capsys):
+    """Five empty rank logs (ranks that wrote nothing): the one-line error named three of them, silently."""
+    ranks = tmp_path / "b"
+    ranks.mkdir()
+    for rank in range(5):
+        (ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(b"")
+    assert run_cli("diff", log("base"), ranks) == 2
+    err = capsys.readouterr().err
+    assert err == (f"compilescope: error: {ranks}: no rank log could be read (rank 0: the log is empty; rank 1: the log "
+                   "is empty; rank 2: the log is empty and 2 more)\n")

@@ -23,7 +23,7 @@ from .time_threshold import TimeThreshold
 from .unread import Unread
 from .userloc import is_python_library_file
 from ..model.records import dataclass
-from ..wording import count, format_seconds, format_us, times
+from ..wording import count, first_listed, format_seconds, format_us, times
 
 
 # `check --json`'s document (docs/check-schema.md): bump when a key changes meaning or goes away.
@@ -773,7 +773,7 @@ def _run_time(pairs: list[tuple[int | None, RunFacts, RunFacts]], ratio: float) 
     """baseline-run-time: per compile id both profiles ran, its kernel time per call, and where each ran one graph
     the GPU time per call of it (idle included: a launch-bound step's cost), under `ratio` times the baseline's. Both
     sides have a joined profile (no_run_time refused the others)."""
-    from .diff.timing import runtime_per_call
+    from .diff.timing import ONE_PROFILE_GRAPHS, runtime_per_call
 
     name = "baseline-run-time"
     description = f"each compiled graph's GPU time per call under {ratio:g}x the baseline's (its profile's)"
@@ -794,7 +794,7 @@ def _run_time(pairs: list[tuple[int | None, RunFacts, RunFacts]], ratio: float) 
                             f"({RUN_TIME_OPTION})")
         only = sorted({g["compile_id"] for g in run.runtime["graphs"]} - {g["compile_id"] for g in base.runtime["graphs"]})
         if only:  # nothing to compare them with: said, so that a pass does not read as having looked at them
-            seen.append(f"{_where(rank)}not in the baseline's profile: {', '.join(only[:4])}")
+            seen.append(f"{_where(rank)}not in the baseline's profile: {first_listed(only, shown=ONE_PROFILE_GRAPHS)}")
     if grew:
         return RuleResult(name, description, False, f"{name}: {grew[0]}"
                           + (f" (and {len(grew) - 1} more)" if len(grew) > 1 else ""), grew)

@@ -27,12 +27,15 @@ from ..ingest.rank_logs import find_rank_logs
 from ..ingest.reader import read_trace
 from ..render.notices import unread_line
 from ..render.options import ReportOptions
+from ..wording import first_listed
 from ..output import OutputDir, report_destination, shown_output
 from .usage import require_at_least
 
 if TYPE_CHECKING:
     from ..analyses.diff import DiffReport
     from ..analyses.rank_summary import RankSummary
+
+UNREAD_RANKS_SAID = 3  # the unreadable ranks of a side none of whose logs was read an error names, then how many more
 
 
 def side_logs(path: str) -> tuple[list[tuple[int | None, str]], list[str]]:
@@ -111,8 +114,8 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
             if summarize and rank is not None:
                 summaries.append(summarize_rank(results, rank))
     if not facts:
-        raise CompilescopeError(f"{path}: no rank log could be read (" + "; ".join(
-            f"rank {r}: {why}" for r, why in sorted((not_read or {}).items())[:3]) + ")")
+        raise CompilescopeError(f"{path}: no rank log could be read (" + first_listed(
+            [f"rank {r}: {why}" for r, why in sorted((not_read or {}).items())], "; ", UNREAD_RANKS_SAID) + ")")
     if landing is not None:
         from ..analyses.divergence import multirank_results  # here: needed only for a report of several ranks
         from ..render.multirank import LandingRenderer

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, format_us, possessive
+from ...wording import and_list, count, first_listed, format_kernel_time, format_seconds, format_seconds_change, format_us, possessive
 from ..autotuning import config_items
 from ..caches import CACHES
 from ..compile_time import PHASE_LABELS
@@ -19,6 +19,7 @@ from . import Change, RunDiff
 # per call, is a change from this ratio on; the GPU's idle share from this many points.
 RUNTIME_RATIO = 1.2
 RUNTIME_IDLE_POINTS = 0.10
+ONE_PROFILE_GRAPHS = 4  # the graphs that ran in one profile only a note names, then how many more
 # Each profile's compiled part against its own eager part (the same code, timed beside it on the same machine): a
 # speed-up that moved less than this while the compiled kernels per call moved RUNTIME_RATIO or more says the eager
 # code changed as much, so the machine (or its load) did, not the compile.
@@ -107,7 +108,7 @@ def runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str,
         said.append(f"{possessive(side)} profile also holds an eager run: its compiled part ran {faster} (kernel time)")
     only = [c for c in ga if c not in gb] + [c for c in gb if c not in ga]
     if only:
-        said.append(f"ran in one profile only: {', '.join(only[:4])}")
+        said.append(f"ran in one profile only: {first_listed(only, shown=ONE_PROFILE_GRAPHS)}")
     text = "; ".join(said) or "no compiled graph in either profile"
     if not changed:
         result.notes.append(f"run time (profiles {ra['profile']} → {rb['profile']}): {text}; not a change (under "
