@@ -91,3 +91,20 @@ def test_the_note_of_graphs_alike_more_than_listed_names_the_first_and_how_many_
     [note] = re.findall(r'<li class="n-graphs">(.*?)</li>', _row(page, line))
     assert re.sub(r"<[^>]+>", "", note) == (f"captured in graph {', '.join(graphs[:LISTED])} and "
                                             f"{len(graphs) - LISTED} more sin, add")
+
+
+def test_the_compiled_badge_of_a_function_compiled_more_than_listed_says_the_first_and_how_many_more(tmp_path):
+    """forward is compiled 12 times (the log's dynamo_start events): its def line's badge named all 12, where each
+    compile has its own note below."""
+    line = PROGRAM.read_text().splitlines().index("    def forward(self, x):") + 1
+    text = gzip.decompress(LOG.read_bytes()).decode()
+    compiles = [f"[{m[1]}/{m[2]}]" for m in re.finditer(
+        r'\{"dynamo_start".*?"frame_id": (\d+), "frame_compile_id": (\d+)', text)]
+    assert len(compiles) == 12
+    [f] = [f for f in analyze_sources(read_trace(LOG)).files if f.name == "many_graphs.py"]
+    assert f.notes[line].compiled_here == (compiles[:LISTED], len(compiles) - LISTED)
+    report(LOG, tmp_path / "report")
+    page = html.unescape((tmp_path / "report" / f.page).read_text())
+    [badge] = re.findall(r'<span class="b b-frame" title="torch.compile compiled the function that starts here">'
+                         r'compiled: (.*?)</span>', _row(page, line))
+    assert badge == " ".join(compiles[:LISTED]) + f" and {len(compiles) - LISTED} more"

@@ -311,35 +311,43 @@ class LineNotes:
         return cut(list(dict.fromkeys(c for call in self.calls for c in call["compile_ids"])))
 
     @property
-    def failed_compile_ids(self) -> list[str]:
-        """The compilations that failed here, each once, in order (a compile may fail at several of a line's calls)."""
-        return list(dict.fromkeys(f["compile_id"] for f in self.failures))
-
-    def _frame_ids(self, frames: list[dict[str, Any]], failed: bool) -> list[str]:
-        """The compile ids of those frames that compiled, or (failed) that failed and whose failure this line does not
-        say already: a compile that failed is no compiled one."""
-        if not failed:
-            return [fr["compile_id"] for fr in frames if not fr.get("failed")]
-        failed_here = {f["compile_id"] for f in self.failures}
-        return [fr["compile_id"] for fr in frames if fr.get("failed") and fr["compile_id"] not in failed_here]
+    def failed_compile_ids(self) -> Listed[str]:
+        """The compilations that failed here, each once, in order (a compile may fail at several of a line's calls),
+        the first LISTED, as the badge names them."""
+        return cut(list(dict.fromkeys(f["compile_id"] for f in self.failures)))
 
     @property
-    def compiled_here(self) -> list[str]:
+    def failures_title(self) -> Listed[str]:
+        """The compile failed badge's title: each failure's compile id and exception, once, the first LISTED (each
+        failure is said whole in its note below)."""
+        return cut(list(dict.fromkeys(f'{f["compile_id"]}: {f["exception"]}' for f in self.failures)))
+
+    def _frame_ids(self, frames: list[dict[str, Any]], failed: bool) -> Listed[str]:
+        """The compile ids of those frames that compiled, or (failed) that failed and whose failure this line does not
+        say already (a compile that failed is no compiled one), the first LISTED, as a badge names them: a function
+        recompiled at every call starts here hundreds of times, each said by its own note."""
+        if not failed:
+            return cut([fr["compile_id"] for fr in frames if not fr.get("failed")])
+        failed_here = {f["compile_id"] for f in self.failures}
+        return cut([fr["compile_id"] for fr in frames if fr.get("failed") and fr["compile_id"] not in failed_here])
+
+    @property
+    def compiled_here(self) -> Listed[str]:
         """The compilations of the functions that start here that compiled."""
         return self._frame_ids(self.started_frames, failed=False)
 
     @property
-    def not_compiled_here(self) -> list[str]:
+    def not_compiled_here(self) -> Listed[str]:
         """The compilations of the functions that start here that failed, where no failure note of this line says so."""
         return self._frame_ids(self.started_frames, failed=True)
 
     @property
-    def rest_compiled(self) -> list[str]:
+    def rest_compiled(self) -> Listed[str]:
         """The compilations of the rest of a function, after a break on this line, that compiled."""
         return self._frame_ids(self.resumed_frames, failed=False)
 
     @property
-    def rest_not_compiled(self) -> list[str]:
+    def rest_not_compiled(self) -> Listed[str]:
         """The compilations of the rest of a function, after a break on this line, that failed (as not_compiled_here)."""
         return self._frame_ids(self.resumed_frames, failed=True)
 

@@ -437,23 +437,22 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
         out.append(f'<span class="b b-crashed" title="the program died here: {html_text(died)}">'
                    f'{"uncaught exception" if notes.uncaught_exception else "crashed"}</span>')
     if notes.failures:
-        failed = "; ".join(f'{f["compile_id"]}: {f["exception"]}' for f in notes.failures)
-        out.append(f'<span class="b b-failed" title="compiling failed: {html_text(failed)}">compile failed: '
-                   f'{html_text(" ".join(notes.failed_compile_ids))}</span>')
+        out.append(f'<span class="b b-failed" title="compiling failed: {html_text(said(notes.failures_title, "; "))}">'
+                   f'compile failed: {html_text(said(notes.failed_compile_ids, " "))}</span>')
     started, not_started = notes.compiled_here, notes.not_compiled_here
     resumed, not_resumed = notes.rest_compiled, notes.rest_not_compiled
-    if started:
+    if started.items:
         out.append(f'<span class="b b-frame" title="torch.compile compiled the function that starts here">compiled: '
-                   f'{html_text(" ".join(started))}</span>')
-    if not_started:
+                   f'{html_text(said(started, " "))}</span>')
+    if not_started.items:
         out.append(f'<span class="b b-failed" title="torch.compile tried to compile the function that starts here, and '
-                   f'that compile failed">not compiled: {html_text(" ".join(not_started))}</span>')
-    if resumed:
+                   f'that compile failed">not compiled: {html_text(said(not_started, " "))}</span>')
+    if resumed.items:
         out.append(f'<span class="b b-resume" title="after this line, the rest of {html_text(notes.rest_of)} was compiled '
-                   f'as its own graph">rest compiled: {html_text(" ".join(resumed))}</span>')
-    if not_resumed:
+                   f'as its own graph">rest compiled: {html_text(said(resumed, " "))}</span>')
+    if not_resumed.items:
         out.append(f'<span class="b b-failed" title="after this line, compiling the rest of {html_text(notes.rest_of)} '
-                   f'as its own graph failed">rest not compiled: {html_text(" ".join(not_resumed))}</span>')
+                   f'as its own graph failed">rest not compiled: {html_text(said(not_resumed, " "))}</span>')
     if notes.autotune:
         out.append(f'<span class="b b-autotune" title="compile time max-autotune spent benchmarking candidates for ops '
                    f'of this line">autotuned: {html_text(notes.autotune_text)}</span>')
