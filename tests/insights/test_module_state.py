@@ -444,7 +444,7 @@ def test_the_marked_lines_are_shown_but_not_counted_as_lines_the_log_quotes(tmp_
     """state_lines reads its lines from the file itself: comparing them with that file cannot disagree, so the page's
     "every line the log quotes (N) agrees with it" counts what it counts without them, and the file is still shown
     whole, the marked lines with their text."""
-    import compilescope.analyses.sources.analysis as sources_module
+    import compilescope.analyses.sources.guards as sources_module  # (add_state_changes asks it)
 
     program = torch213("module_state.log.gz").parents[1] / "programs" / "module_state.py"
     log = torch213_moved("module_state.log.gz", tmp_path)

@@ -19,18 +19,27 @@ This module holds what the analysis finds, the classes its results are saved as 
 module: model/codec.type_name): Sources with its SourceFile pages and their LineNotes, GraphBreakSite, and the notes a
 line's methods make (InstalledGuards, RecompileNote with its FailedCheck, ResumeNote); CodeGuards, one compile's
 guards on inlined functions' code; and what those methods use (line_anchor, resumed_function,
-DIMENSION_MARKING_GUARD). It imports none of its modules, which import it:
+DIMENSION_MARKING_GUARD); NoteAt, how note_sources' steps reach a line's notes. It imports none of its modules, which import it:
   file_text.py    which files are the user's (is_user_source); the lines the log quotes of each (Quotes), the file on
                   disk where it agrees with them (read_disk, MAX_SOURCE_BYTES), and the last line a compiled code's
                   logged bytecode reaches (original_last_line)
+  captured.py     what each compile captured: its frame, the lines its stack passed through, its graphs' nodes on
+                  their lines (add_compiles)
   break_sites.py  the distinct graph breaks with the lines that ran eagerly because of each and the resume functions
-                  that took over after it (graph_break_sites, resume_frames), given to graph_breaks' (add_eager_lines)
+                  that took over after it (graph_break_sites, resume_frames), noted on the lines (add_breaks) and
+                  given to graph_breaks' (add_eager_lines)
+  guards.py       the guards recompiles found failing, the switches of state behind them, the guards each compile
+                  installed because of a line, and the dynamic-shape symbols of a line (add_failed_guards,
+                  add_state_changes, add_installed_guards, add_symbols)
   calls.py        the calls made on a line whose ops the graph holds elsewhere: from kernel stack traces (add_calls)
-                  or, where none, from Dynamo's guards on inlined functions' code (guarded_calls, bracketed_calls)
-  marks.py        compile failures and crashes, the user's Triton kernels, and what ran eagerly because of a break
-                  elsewhere (a skipped function, a higher-order op's call), marked on their lines
-  analysis.py     the analysis: every note put on its line (note_sources), then each noted file's page made
-                  (source_pages, file_page); analyze_sources, both
+                  or, where none, from Dynamo's guards on inlined functions' code (guarded_calls, bracketed_calls,
+                  add_guarded_calls)
+  kernels.py      Inductor's kernels on the user lines they were made for (add_kernels)
+  marks.py        compile failures and crashes, the user's Triton kernels, activation checkpointing, max-autotune's
+                  searches, numerics, custom ops' undeclared writes, AOTInductor packages, and what ran eagerly
+                  because of a break elsewhere (a skipped function, a higher-order op's call), marked on their lines
+  analysis.py     the analysis: every note put on its line, step by step (note_sources: the steps above, in order),
+                  then each noted file's page made (source_pages, file_page); analyze_sources, both
 """
 
 from __future__ import annotations
@@ -541,6 +550,11 @@ class LineNotes:
         if self.calls:
             return "called"
         return ""
+
+
+# How the steps of note_sources reach a line's notes: (path, line) -> its LineNotes, made empty at the first ask; None
+# for a line that gets none (not the user's file, or no line).
+NoteAt = Callable[[str, int], "LineNotes | None"]
 
 
 def _alike(by_compile: Iterable[tuple[str, Any]], same: Callable[[Any], Any]) -> list[tuple[list[str], Any]]:

@@ -1,6 +1,6 @@
 """The distinct graph breaks (reason and innermost user line) read from their user tracebacks, with the lines that
-ran eagerly because of each and the resume functions that took over after it (graph_break_sites); the summary's
-breaks given those lines (add_eager_lines)."""
+ran eagerly because of each and the resume functions that took over after it (graph_break_sites), all of it noted on
+the lines (add_breaks); the summary's breaks given those lines (add_eager_lines)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..graph_breaks import GraphBreaks
 from ..graph_breaks.resume_names import resume_of
 from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, parse_reason
 from ..userloc import UserLocation, traceback_frames
-from . import GraphBreakSite, resumed_function
+from . import GraphBreakSite, NoteAt, resumed_function
 from .file_text import Quotes, is_user_source
 
 
@@ -105,3 +105,21 @@ def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
             continue
         brk.eager_lines = [UserLocation(p, n, None, site.quoted.get((p, n))) for p, n in site.eager_lines]
         brk.resume_functions = list(site.resume_functions)
+
+
+def add_breaks(trace: Trace, sites: list[GraphBreakSite], failed_keys: set[str], at: NoteAt) -> None:
+    """Each graph break on its line, its index on each line that ran eagerly because of it, and each resume function on
+    the line it starts after, with its compilations (those in failed_keys failed)."""
+    for site in sites:
+        n = at(site.location.filename, site.location.line)
+        if n is not None:
+            n.graph_breaks.append({"index": site.index, "reason": site.reason, "compile_ids": site.compile_ids,
+                                   "resume_functions": site.resume_functions, "torch_text": site.torch_text})
+        for path, line in site.eager_lines:
+            n = at(path, line)
+            if n is not None and site.index not in n.eager:
+                n.eager.append(site.index)
+    for (path, line, name), ids in resume_frames(trace).items():
+        n = at(path, line)
+        if n is not None:
+            n.resumes.append({"function": name, "compile_ids": ids, "failed": [c for c in ids if c in failed_keys]})

@@ -1,16 +1,16 @@
 """The calls made on a user line whose ops the graph holds in another function (a library call, a submodule's
 forward, a helper Dynamo inlined): from the kernel stack traces, which run from the compiled frame inward (add_calls),
 or, where a compile's stacks do not hold the chain, from Dynamo's guards on the inlined functions' code and the
-graph's order (guarded_calls, bracketed_calls)."""
+graph's order (guarded_calls, bracketed_calls, marked by add_guarded_calls)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ...lazy_regex import lazy_compile
 from ..fx_sites import FxNodeSite
 from ..provenance import UserLine
-from . import CodeGuards, LineNotes
+from . import CodeGuards, LineNotes, NoteAt
 from .file_text import Quotes, is_user_source
 
 
@@ -24,6 +24,17 @@ def add_call(n: LineNotes, outer: tuple[str, int], inner: tuple[str, int, str | 
         n.calls.append(call)
     if compile_id not in call["compile_ids"]:
         call["compile_ids"].append(compile_id)
+
+
+def add_guarded_calls(code_guards: dict[str, CodeGuards], graph_sites: dict[str, list[FxNodeSite]], stacked: set[str],
+                      at: NoteAt, calls: dict[tuple[str, int, str, int], dict[str, Any]]) -> None:
+    """The calls guarded_calls finds, on their lines, for the compiles whose kernel stacks do not hold the whole chain
+    of calls (stacked: those whose do; add_kernels says their calls)."""
+    for outer, op_site, compile_id in guarded_calls({k: v for k, v in code_guards.items() if k not in stacked},
+                                                    graph_sites):
+        n = at(*outer)
+        if n is not None:
+            add_call(n, outer, (op_site.path, op_site.line, op_site.function), compile_id, calls)
 
 
 # An inlined function's code object, as Dynamo guards it where the code calling it reached it (`ID_MATCH:
@@ -101,7 +112,7 @@ def bracketed_calls(sites: list[FxNodeSite], callee: set[str],
     return found
 
 
-def add_calls(frames: list[UserLine], compile_id: str, at: Callable[[str, int], LineNotes | None], quotes: Quotes,
+def add_calls(frames: list[UserLine], compile_id: str, at: NoteAt, quotes: Quotes,
                calls: dict[tuple[str, int, str, int], dict[str, Any]]) -> None:
     """The outer frames of one kernel stack (outermost first): each user line among them called, directly or through
     other calls, the function whose line, the innermost, holds the ops; its note names that line."""

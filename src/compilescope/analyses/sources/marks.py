@@ -1,19 +1,28 @@
 """What other analyses found, marked on the user's lines it is at: compile failures and crashes (add_failures), the
-user's own Triton kernels (add_user_kernels), and what ran eagerly, all of it, because of a graph break elsewhere (a
-function Dynamo skipped, a higher-order op's call: add_ran_eagerly, on the pages once they are made). The other
-analyses' findings note_sources marks itself."""
+user's own Triton kernels (add_user_kernels), activation checkpointing's calls and recomputed ops (add_checkpointing),
+max-autotune's searches (add_autotuning), compiled results that differ from eager's (add_numerics), custom ops that
+write into arguments they do not declare, or whose stores torch found (add_op_mutations), AOTInductor packages
+(add_aoti), and what ran eagerly, all of it, because of a graph break elsewhere (a function Dynamo skipped, a
+higher-order op's call: add_ran_eagerly, on the pages once they are made). The other analyses' findings note_sources
+marks through the steps of its other modules."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ...model.ids import compilation_key
 from ...model.trace import Trace
+from ...wording import format_seconds
+from ..activation_checkpoint import ActivationCheckpointing
+from ..aoti import Aoti
+from ..autotuning import Autotuning
 from ..crash import Crashes
 from ..errors import CompileErrors, metrics_number
 from ..graph_breaks import GraphBreaks
+from ..numerics import Numerics
+from ..op_mutations import OpMutations
 from ..user_kernels import UserKernels
-from . import LineNotes, Sources
+from . import NoteAt, Sources
 from .file_text import Quotes
 
 
@@ -25,7 +34,7 @@ def failed_compilations(trace: Trace) -> set[str]:
 
 
 def add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes | None,
-                  at: Callable[[str, int], LineNotes | None], quotes: Quotes) -> None:
+                  at: NoteAt, quotes: Quotes) -> None:
     """Each compile failure and crash on its user line, placed as errors.py and crash.py place them (not again here)."""
     # The attempt whose metrics tell a failure, by their artifact's number: its page shows the failure message.
     dirs = {metrics_number(entry): entry.dir_name for entry in trace.metrics_compiles() if entry.compile_id is not None}
@@ -52,7 +61,7 @@ def add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes | 
                           "during": crash.during, "compile_id": crash.compile_id})
 
 
-def add_user_kernels(found: UserKernels, at: Callable[[str, int], LineNotes | None], quotes: Quotes) -> None:
+def add_user_kernels(found: UserKernels, at: NoteAt, quotes: Quotes) -> None:
     """Each of the user's own Triton kernels on its def line (its first decorator where only torch's line is known)
     and on the lines whose launch the graphs traced, with the compiles whose code holds it."""
     marks: dict[tuple[str, int, str, str], dict[str, Any]] = {}
@@ -72,6 +81,81 @@ def add_user_kernels(found: UserKernels, at: Callable[[str, int], LineNotes | No
                 n.user_kernels.append(mark)
             if k.compile_id not in mark["compile_ids"]:
                 mark["compile_ids"].append(k.compile_id)
+
+
+def add_checkpointing(checkpointing: ActivationCheckpointing, at: NoteAt, quotes: Quotes) -> None:
+    """Where a graph captured activation checkpointing's calls ("calls": how many a line made), and where its backward
+    recomputes ops of a line ("recomputed_ops": how many)."""
+    for ckpt in checkpointing.compiles:
+        for ckpt_site, what in [(c, "calls") for c in ckpt.calls] + [(r, "recomputed_ops") for r in ckpt.recomputed]:
+            n = at(ckpt_site.path, ckpt_site.line)
+            if n is not None:
+                quotes.add(ckpt_site.path, ckpt_site.line, ckpt_site.code)
+                n.checkpoint.append({"compile_id": ckpt.compile_id, what: ckpt_site.count})
+
+
+def add_autotuning(autotuned: Autotuning, at: NoteAt, quotes: Quotes) -> None:
+    """max-autotune's searches, each on the line of the op it was for, in the order they ran."""
+    for search in autotuned.searches:
+        n = at(search.site.filename, search.site.line) if search.site else None
+        if n is not None and search.site is not None:
+            quotes.add(search.site.filename, search.site.line, search.site.code)
+            n.autotune.append({"compile_id": search.compile_id, "op": search.op, "shape": search.shape,
+                               "best_kernel": search.best_kernel, "best_time": search.best_time_text,
+                               "seconds": round(search.seconds, 6), "took": format_seconds(search.seconds),
+                               "compile_notes": search.compile_notes})
+
+
+def add_numerics(differ: Numerics, at: NoteAt, quotes: Quotes) -> None:
+    """The lines whose compiled results differ from eager's (random ops, precision), and why."""
+    for kind, lines in (("random", differ.random), ("precision", differ.precision)):
+        for differing in lines:
+            where = differing.location
+            n = at(where.filename, where.line)
+            if n is not None:
+                quotes.add(where.filename, where.line, where.code)
+                n.numerics.append({"kind": kind, "compile_ids": differing.compile_ids, "ops": differing.ops,
+                                   "why": differing.why})
+
+
+def add_op_mutations(mutations: OpMutations, at: NoteAt, quotes: Quotes) -> None:
+    """The custom ops writing into arguments they do not declare, marked (as numerics, each with its badge: what the
+    line does) where they write, where compiled code calls them and where a read moved past them; and those whose
+    store torch found (functionalized: advice), where they write and where they are called."""
+    for op in mutations.ops:
+        args = " and ".join(op.arguments)
+        # (each with its badge: what the line does, not only that results differ)
+        marks = [(w, op.compile_ids, op.write_note, f"writes {args}, undeclared") for w in op.writes]
+        marks += [(c.location, [c.compile_id], op.call_note(c),
+                   "call left out" if c.dropped else f"{op.op} writes {args}") for c in op.calls]
+        marks += [(m.location, [c.compile_id], op.read_note(c, m), f"reads {args} after {op.op}")
+                  for c in op.calls for m in c.moved_reads]
+        for where, compile_ids, why, badge in marks:
+            n = at(where.filename, where.line)
+            if n is not None:
+                quotes.add(where.filename, where.line, where.code)
+                n.numerics.append({"kind": "mutation", "compile_ids": compile_ids, "ops": [op.op], "why": why,
+                                   "badge": badge})
+    for op in mutations.functionalized:  # (torch found the store: advice, told in the INFO tone)
+        stores = [(w, op.compile_ids, op.write_note, "store found by torch") for w in op.writes]
+        stores += [(c.location, [c.compile_id], op.call_note(c), "store found by torch") for c in op.calls]
+        for where, compile_ids, why, badge in stores:
+            n = at(where.filename, where.line)
+            if n is not None:
+                quotes.add(where.filename, where.line, where.code)
+                n.found_stores.append({"op": op.op, "compile_ids": compile_ids, "why": why, "badge": badge})
+
+
+def add_aoti(aoti: Aoti | None, at: NoteAt, quotes: Quotes) -> None:
+    """Each AOTInductor package on the user's line that compiled it: what it accepts and holds, and its code's
+    outputs."""
+    for package in aoti.packages if aoti is not None else ():
+        n = at(package.call.filename, package.call.line) if package.call is not None else None
+        if package.call is not None and n is not None:
+            quotes.add(package.call.filename, package.call.line, package.call.code)
+            n.aoti.append({"accepts": package.accepts, "checks_need_env": package.checks_need_env,
+                           "holds": package.contents.text if package.contents else None,
+                           "wrapper_artifact": package.wrapper_artifact, "kernel_artifact": package.kernel_artifact})
 
 
 def add_ran_eagerly(result: Sources, breaks: GraphBreaks, errors: CompileErrors | None) -> None:
