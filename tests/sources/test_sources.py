@@ -445,3 +445,24 @@ def test_a_lines_recompile_guards_are_the_failed_guards_torch_logged():
         ("[0/3]", [("tensor 'x' requires_grad mismatch. expected requires_grad=0", ["[0/2]"]),
                    (dtype, ["[0/0]", "[0/1]"])], None),
     ]
+
+
+def test_each_noted_line_makes_its_notes_once(monkeypatch):
+    """note_sources asks for a line's notes once per thing it puts there (GPT-2's generate: ~3,400 asks for 136
+    lines): each ask made an empty LineNotes, of twenty lists and dicts, that the line already had and dropped it.
+    Counted, not timed: a LineNotes is made once a noted line."""
+    from compilescope.analyses.sources import LineNotes
+    from compilescope.analyses.sources import analysis
+
+    made = [0]
+
+    class Counted(LineNotes):
+        def __init__(self, *args, **kwargs):
+            made[0] += 1
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "LineNotes", Counted)
+    with read_trace(str(cuda211("hf_gpt2_generate.log.gz"))) as trace:
+        found = analyze_sources(trace, provenance=analyze_provenance(trace))
+    noted = sum(len(f.notes) for f in found.files)
+    assert noted > 100 and made[0] == noted
