@@ -466,3 +466,26 @@ def test_each_noted_line_makes_its_notes_once(monkeypatch):
         found = analyze_sources(trace, provenance=analyze_provenance(trace))
     noted = sum(len(f.notes) for f in found.files)
     assert noted > 100 and made[0] == noted
+
+
+def test_a_quote_looks_up_its_function_only_where_it_names_one(monkeypatch):
+    """Quotes.add runs once per note and stack frame (GPT-2's generate: 3,404 times, 30 naming a function): each
+    looked a resume function's name up in None all the same. Counted, not timed: a lookup per quote naming one."""
+    from compilescope.analyses.sources import file_text
+
+    named, looked = [0], [0]
+    add, resumed = file_text.Quotes.add, file_text.resumed_function
+
+    def counted_add(self, path, line, code, function=None):
+        named[0] += bool(function)
+        add(self, path, line, code, function)
+
+    def counted_resumed(code_name):
+        looked[0] += 1
+        return resumed(code_name)
+
+    monkeypatch.setattr(file_text.Quotes, "add", counted_add)
+    monkeypatch.setattr(file_text, "resumed_function", counted_resumed)
+    with read_trace(str(cuda211("hf_gpt2_generate.log.gz"))) as trace:
+        found = analyze_sources(trace, provenance=analyze_provenance(trace))
+    assert found.files and 0 < named[0] == looked[0]

@@ -45,12 +45,21 @@ class Quotes:
         self.functions: dict[str, dict[int, str]] = {}  # the function a stack places each line in, per file
 
     def add(self, path: str, line: int, code: str | None, function: str | None = None) -> None:
-        lines = self.by_file.setdefault(path, {})
+        # (called once per note and stack frame, mostly for a line already quoted and with no function: an empty dict
+        # made and dropped, or a resume name looked for in none, per call was most of its cost)
+        lines = self.by_file.get(path)
+        if lines is None:
+            lines = self.by_file[path] = {}
         if code and line not in lines:
             lines[line] = code.strip()
+        if not function:
+            return
         function = resumed_function(function) or function  # (a resume function's lines are its function's)
-        if function and not function.startswith("<"):  # <module>, <lambda>, <genexpr>: not a def of the file
-            self.functions.setdefault(path, {}).setdefault(line, function)
+        if not function.startswith("<"):  # <module>, <lambda>, <genexpr>: not a def of the file
+            functions = self.functions.get(path)
+            if functions is None:
+                functions = self.functions[path] = {}
+            functions.setdefault(line, function)
 
 
 def read_disk(path: str, quoted: dict[int, str], files: SourceFiles) -> tuple[list[str] | None, str]:
