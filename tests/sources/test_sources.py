@@ -489,3 +489,34 @@ def test_a_quote_looks_up_its_function_only_where_it_names_one(monkeypatch):
     with read_trace(str(cuda211("hf_gpt2_generate.log.gz"))) as trace:
         found = analyze_sources(trace, provenance=analyze_provenance(trace))
     assert found.files and 0 < named[0] == looked[0]
+
+
+@pytest.mark.parametrize("log", ["graph_breaks.log", "python_features.log.gz"])
+def test_the_resume_functions_are_read_once_and_looked_up_by_line(monkeypatch, log):
+    """Each break's statements found their resume functions by walking every resume function of the log (breaks x
+    statements x resume functions: quadratic on a model with a break per layer), and note_sources read the resume
+    functions twice. Counted, not timed: resume_frames once, its result walked twice (indexed, then noted)."""
+    from compilescope.analyses.sources import analysis, break_sites
+
+    calls, walks = [0], [0]
+    resume_frames = break_sites.resume_frames
+
+    class Walked(dict):
+        def __iter__(self):
+            walks[0] += 1
+            return super().__iter__()
+
+        def items(self):
+            walks[0] += 1
+            return super().items()
+
+    def counted(trace):
+        calls[0] += 1
+        return Walked(resume_frames(trace))
+
+    monkeypatch.setattr(analysis, "resume_frames", counted, raising=False)  # (where note_sources reads them)
+    monkeypatch.setattr(break_sites, "resume_frames", counted)
+    with read_trace(str(torch213(log))) as trace:
+        found = analyze_sources(trace, provenance=analyze_provenance(trace))
+    assert any(site.resume_functions for site in found.graph_breaks) and len(found.graph_breaks) >= 2
+    assert calls[0] == 1 and walks[0] == 2

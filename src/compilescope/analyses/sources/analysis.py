@@ -30,7 +30,7 @@ from ..state_lines import StateLine
 from ..user_kernels import UserKernels, user_kernels
 from ..userloc import UserLocation
 from . import LineNotes, SourceFile, Sources
-from .break_sites import add_breaks, graph_break_sites
+from .break_sites import add_breaks, graph_break_sites, resume_frames
 from .calls import add_guarded_calls
 from .captured import add_compiles
 from .file_text import Quotes, is_user_source, read_disk
@@ -114,8 +114,9 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
     failed_keys = failed_compilations(trace)
     provenance = provenance if provenance is not None else analyze_provenance(trace, files)
     captured = add_compiles(trace, provenance, failed_keys, at, quotes)
-    sites = graph_break_sites(trace, quotes)
-    add_breaks(trace, sites, failed_keys, at)
+    resumes = resume_frames(trace)
+    sites = graph_break_sites(trace, quotes, resumes)
+    add_breaks(sites, resumes, failed_keys, at)
     recompile_info = recompile_info if recompile_info is not None else recompiles(trace, stack_values)
     add_failed_guards(recompile_info, errors, at, quotes)
     changed_state = add_state_changes(trace, recompile_info, files, at)

@@ -46,8 +46,10 @@ def resume_frames(trace: Trace) -> dict[tuple[str, int, str], list[str]]:
     return found
 
 
-def graph_break_sites(trace: Trace, quotes: Quotes | None = None) -> list[GraphBreakSite]:
-    """Distinct graph breaks with the lines that ran eagerly because of them and the resume functions after them."""
+def graph_break_sites(trace: Trace, quotes: Quotes | None = None,
+                      resumes: dict[tuple[str, int, str], list[str]] | None = None) -> list[GraphBreakSite]:
+    """Distinct graph breaks with the lines that ran eagerly because of them and the resume functions after them.
+    resumes: resume_frames' (made here where not given)."""
     sites: dict[tuple, GraphBreakSite] = {}
     statements: dict[int, set[tuple[str, int]]] = {}  # break -> the statements of compiled frames it stopped at
     for entry in trace.sorted_compiles():
@@ -87,11 +89,14 @@ def graph_break_sites(trace: Trace, quotes: Quotes | None = None) -> list[GraphB
                 if f.code:
                     site.quoted.setdefault(f.key, f.code)
     # A resume function `torch_dynamo_resume_in_f_at_N` took over after the break whose eager statement is f's line N.
-    resumes = resume_frames(trace)
+    # (by the line each resumes after: each break's statements look theirs up, not every resume function each)
+    resumed_after: dict[tuple[str, int], list[str]] = {}
+    for rpath, rline, name in resumes if resumes is not None else resume_frames(trace):
+        resumed_after.setdefault((rpath, rline), []).append(name)
     for site in sites.values():
-        for path, line in sorted(statements.get(site.index, ())):
-            for (rpath, rline, name) in resumes:
-                if rpath == path and rline == line and name not in site.resume_functions:
+        for statement in sorted(statements.get(site.index, ())):
+            for name in resumed_after.get(statement, ()):
+                if name not in site.resume_functions:
                     site.resume_functions.append(name)
     return sorted(sites.values(), key=lambda s: s.index)
 
@@ -107,9 +112,10 @@ def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
         brk.resume_functions = list(site.resume_functions)
 
 
-def add_breaks(trace: Trace, sites: list[GraphBreakSite], failed_keys: set[str], at: NoteAt) -> None:
-    """Each graph break on its line, its index on each line that ran eagerly because of it, and each resume function on
-    the line it starts after, with its compilations (those in failed_keys failed)."""
+def add_breaks(sites: list[GraphBreakSite], resumes: dict[tuple[str, int, str], list[str]], failed_keys: set[str],
+               at: NoteAt) -> None:
+    """Each graph break on its line, its index on each line that ran eagerly because of it, and each resume function
+    (resumes: resume_frames') on the line it starts after, with its compilations (those in failed_keys failed)."""
     for site in sites:
         n = at(site.location.filename, site.location.line)
         if n is not None:
@@ -119,7 +125,7 @@ def add_breaks(trace: Trace, sites: list[GraphBreakSite], failed_keys: set[str],
             n = at(path, line)
             if n is not None and site.index not in n.eager:
                 n.eager.append(site.index)
-    for (path, line, name), ids in resume_frames(trace).items():
+    for (path, line, name), ids in resumes.items():
         n = at(path, line)
         if n is not None:
             n.resumes.append({"function": name, "compile_ids": ids, "failed": [c for c in ids if c in failed_keys]})
