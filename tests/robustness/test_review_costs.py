@@ -18,11 +18,12 @@ from compilescope.analyses.op_mutations import (TRITON_OP, UndeclaredMutation, c
 from compilescope.analyses import state_lines
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.recompiles import StateChange
+from compilescope.analyses.sources import LineNotes
 from compilescope.ingest.reader import read_trace
 from compilescope.model.trace import Frame
 from compilescope.render.html.env import _visible_text
 from compilescope.render.html.provenance import json_island
-from compilescope.render.html.sources import _notes_title
+from compilescope.wording import said
 
 from ..analysis_files import op_mutations_here
 from ..conftest import cuda211_moved, torch213_moved
@@ -181,6 +182,11 @@ def _called_on_one_line(op: UndeclaredMutation, n: int, **call_fields) -> Undecl
     return dataclasses.replace(op, calls=calls)
 
 
+def _badge_title(whys: list[str]) -> str:
+    """The title of the badge of a line whose notes say these, as the source page says it."""
+    return said(LineNotes(found_stores=[{"why": w, "badge": "", "compile_ids": []} for w in whys]).found_stores_title, "; ")
+
+
 def test_the_notes_of_a_line_of_many_calls_grow_linearly_in_its_calls(tmp_path):
     """Each call's note on a source page repeated the op's lists of every compile: a triton_op torch handled at some
     calls (PARTLY_FOUND's two lists, cuda_torch211 triton_op_mutation.log.gz's op with every other call's store found)
@@ -201,7 +207,7 @@ def test_the_notes_of_a_line_of_many_calls_grow_linearly_in_its_calls(tmp_path):
                  for n in (200, 400) for op_n in [_called_on_one_line(op, n, **fields)]}
         small, large = (sum(len(note) for note in notes[n]) for n in (200, 400))
         assert large <= 2 * small, f"{op.op}: {small:,} characters of notes for 200 calls, {large:,} for 400"
-        titles = {n: _notes_title(notes[n]) for n in (200, 400)}
+        titles = {n: _badge_title(notes[n]) for n in (200, 400)}
         # (only the counts' digits differ: "100 of 200 calls", "and 194 more" notes, as the notes differ by call)
         assert len(titles[400]) <= len(titles[200]) + 4, f"{op.op}: the badge's title grows with the calls"
 
