@@ -279,6 +279,10 @@ SCENARIOS = [
     # The mistake in an overload the program calls through the packet (torch.ops.mylib.scale(x, 2.0, out=buf)), which
     # torch resolves to scale.out by its arguments: Dynamo's graph names the packet, AOTAutograd's the overload
     Scenario("custom_op_packet_overload", "custom_op_packet_overload.py", gzip=True, env=RUN_ENV, keep_output=True),
+    # An overload called by name, then through its packet (scale.out both): which of the output code's two scale.out
+    # calls is the packet's is their order within the overload, not their order among all of the op's calls
+    Scenario("custom_op_overload_then_packet", "custom_op_overload_then_packet.py", gzip=True, env=RUN_ENV,
+             keep_output=True),
     # The mistake of custom_op_mutation in a program laid out as a package: the compiled function in pkg/model.py
     # imports its op from pkg/ops.py absolutely (`from pkg.ops import scale`), found from the script's folder.
     Scenario("op_in_package", "op_in_package/main.py", gzip=True, keep_output=True),
