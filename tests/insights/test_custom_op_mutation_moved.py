@@ -71,9 +71,9 @@ def test_many_blank_lines_in_the_output_code_still_tell_the_moved_read(tmp_path)
 
 
 def _with_calls(out: Path, graph_calls: int, wrapper_calls: int, wrapper_after_kernel: bool = False) -> Path:
-    """The fixture with `graph_calls` more calls of mylib.scale in Dynamo's graph of compile 0 (after its own, each
-    under the call's `# File:` comment) and `wrapper_calls` more in its output code's wrapper: after the op's own call
-    (before the kernel), or after the kernel."""
+    """The fixture with `graph_calls` more calls of mylib.scale in Dynamo's and AOTAutograd's graphs of compile 0 (after
+    its own, each under the call's `# File:` comment) and `wrapper_calls` more in its output code's wrapper: after the
+    op's own call (before the kernel), or after the kernel."""
     lines = _fixture_lines(out)
     code = payload_envelope_index(lines, b'"inductor_output_code"')
     op = _index(lines, code, b"        buf0 = torch.ops.mylib.scale.default(arg0_1, 2.0)")
@@ -82,6 +82,14 @@ def _with_calls(out: Path, graph_calls: int, wrapper_calls: int, wrapper_after_k
     at = (kernel if wrapper_after_kernel else op) + 1
     lines[at:at] = [b"\t        buf_s%d = torch.ops.mylib.scale.default(arg0_1, 2.0)\n" % k for k in range(wrapper_calls)]
     fix_md5(lines, code)
+    # (AOTAutograd's graph with as many more calls under the line: the output code runs the calls it holds, and a
+    # call is placed among them by its line)
+    aot = payload_envelope_index(lines, b'"aot_inference_graph"')
+    call = _index(lines, aot, b"torch.ops.mylib.scale.default(arg0_1, 2.0)")
+    assert lines[call - 1].lstrip().startswith(b"# File:") and b"code: scaled = scale(x, 2.0)" in lines[call - 1]
+    lines[call + 1:call + 1] = [line for k in range(graph_calls) for line in (
+        lines[call - 1], b'\t        s%d: "f32[8][1]cpu" = torch.ops.mylib.scale.default(arg0_1, 2.0)\n' % k)]
+    fix_md5(lines, aot)
     dynamo = payload_envelope_index(lines)
     call = _index(lines, dynamo, b"torch.ops.mylib.scale.default(l_x_")
     assert lines[call - 1].lstrip().startswith(b"# File:") and b"code: scaled = scale(x, 2.0)" in lines[call - 1]

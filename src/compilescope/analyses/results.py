@@ -36,7 +36,7 @@ RESULTS_FORMAT = "compilescope.results"
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 14
+RESULTS_VERSION = 15
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
 RESULTS_FINGERPRINT = "0fbeaa33f486af9a"
@@ -66,6 +66,8 @@ RESULTS_ADDED = {
         "module a program's seed is set in, and each compile's metrics pages (Results is saved as analyses.results.Results)",
     14: "which calls of a triton_op torch found the store of (an op whose calls differ is one undeclared write, not also "
         "one torch handled) and the source lines of the triton_ops torch handled",
+    15: "which calls of a custom op the log does not place among the compiled code's calls of their overload (no read "
+        "said moved past them, nor said not to be)",
 }
 
 

@@ -283,7 +283,8 @@ def _numerics(ins: Insights) -> list[RenderableType]:
             body.append(f"\ncalled: {call.compile_id} {_where(call.location)}"
                         f"{f': {call.location.code}' if call.location.code else ''}"
                         f"{' (left out of the compiled code)' if call.dropped else ''}"
-                        f"{' (torch found the store here: tensors_to_clone)' if call.store_found else ''}")
+                        f"{' (torch found the store here: tensors_to_clone)' if call.store_found else ''}"
+                        f"{f' ({call.unplaced_note})' if call.unplaced_note else ''}")
             for read in call.moved_reads:
                 body.append(f"\nread after the call: {_where(read.location)}"
                             f"{f': {read.location.code}' if read.location.code else ''} (in {read.kernel})")

@@ -42,7 +42,11 @@ A call of the packet that torch resolves to such an overload by its arguments (`
 out=buf)`: Dynamo's graph names the packet) is that overload's where AOTAutograd's graph runs it, and no other
 overload of the packet, under the call's `# File:` line; where it runs several there (two calls on one line), or none
 (the call left out), which overload ran the log does not say: with other overloads in the source, the call is not
-checked (OVERLOAD_NOT_SHOWN), never credited to the default.
+checked (OVERLOAD_NOT_SHOWN), never credited to the default. A call's reads moved past it are looked for at the output
+code's call of the overload it ran that holds its place among AOTAutograd's calls of that overload (GraphPlace), not
+its place among all calls of the op (an overload called by name, then through its packet, shifted that place); where
+its line holds another number of calls of the overload in Dynamo's graph than in AOTAutograd's (one left out), or the
+output code another number than AOTAutograd's graph, which call it is the log does not say (OpCall.unplaced).
 Where a definition declares no write but the log
 shows AOTAutograd wrapping the op (each branch of an `if` defining it), that definition is not the one that ran.
 
@@ -102,6 +106,10 @@ ADVICE = ("declare mutates_args={{{names}}}, or write into a new tensor and retu
           "(compilescope run --fresh-cache): torch's compile cache ignores mutates_args and serves the graphs compiled "
           "before the fix")
 
+
+# A call whose place among the output code's calls of its overload the log does not say (OpCall.unplaced)
+UNPLACED = ("the log does not say which of the compiled code's calls of this overload is this one, so whether a read "
+            "of the written argument runs after it is not said")
 
 # A schema string's op: the fix is the schema's alias annotation (`{marks}`: "`Tensor(a!) buf`")
 DEFINE_ADVICE = "mark the argument written in the schema: {marks}; or write into a new tensor and return it"
@@ -169,11 +177,21 @@ class OpCall:
     # A triton_op's call under whose line AOTAutograd's kernel launch lists the written arguments' pointers in
     # tensors_to_clone: torch found the kernel's store at this call and keeps it
     store_found: bool = False
+    # Which of the output code's calls of its overload is this one, the log does not say (GraphPlace.ran_at None, or
+    # the output code calls the overload another number of times than AOTAutograd's graph): no read is said moved
+    # past it, nor said not to be
+    unplaced: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "location": self.location.to_json(), "dropped": self.dropped,
                 "cached": self.cached, "moved_reads": [m.to_json() for m in self.moved_reads],
-                "more_moved_reads": self.more_moved_reads, "store_found": self.store_found}
+                "more_moved_reads": self.more_moved_reads, "store_found": self.store_found,
+                "unplaced": self.unplaced}
+
+    @property
+    def unplaced_note(self) -> str:
+        """What a report says of a call it cannot find in the output code ("" where it can)."""
+        return UNPLACED if self.unplaced else ""
 
 
 @dataclass
@@ -344,6 +362,8 @@ class UndeclaredMutation:
                        "still name it for torch.export and the op kept whole" if self.cloned else
                        FOUND_ELSEWHERE.format(found=self.store_found_calls, calls=len(self.calls)) + TRITON_WHY))
         said = self._call_why(call) if call.moved_reads else self._call_assumed(call)
+        if call.unplaced:
+            said = f"{said}; {UNPLACED}"
         if self.stale or (call.cached and not self.declared_literal):
             return f"calls {self.op} as a functional op: {said}"
         return f"calls {self.op}, which writes into {args} undeclared: {said}"
@@ -551,15 +571,33 @@ def literal_names(node: ast.expr | None) -> frozenset[str] | None:
     return None
 
 
+class GraphPlace(NamedTuple):
+    """Where a call of an op is in its compile (FoundCalls.where): its node in Dynamo's graph, and which of the
+    output code's calls runs it. Dynamo's graph names a call as the user wrote it (the packet `mylib.scale`, or an
+    overload `mylib.scale.out`), the output code by the overload torch resolved it to, so the two orders differ where
+    a function calls an overload by name and through its packet: the call is matched by its overload, as AOTAutograd's
+    graph runs it under the call's `# File:` line, and its place among that graph's calls of the overload."""
+
+    entry: Compile
+    graph: str  # Dynamo's graph
+    graph_op: str  # the op as Dynamo's graph names the call: "mylib.scale", "mylib.scale.out"
+    nth: int  # which of the graph's calls of graph_op it is
+    ran: str  # the overload it ran, as AOTAutograd's graph and the output code name it ("mylib.scale.out")
+    # Which of AOTAutograd's graph's calls of `ran` it is; None where the log does not say (the call's line holds
+    # other calls of the overload than AOTAutograd runs there: one left out, or one whose overload is not shown)
+    ran_at: int | None
+    ran_calls: int  # how many calls of `ran` AOTAutograd's graph holds: the output code holds as many, or is not read
+
+
 class FoundCalls(NamedTuple):
     """The custom ops' calls the compiles' graphs hold (graph_calls.found_calls)."""
 
     calls: dict[str, list[OpCall]]  # op -> its calls
     functional: dict[str, bool]  # op -> every AOT graph that has it calls it plainly
     files: set[tuple[str, int, str | None]]  # (path, line, code) of the call sites: the files to read, checked
-    # op -> each of its calls' (compile, Dynamo's graph, the op as the graph names it, which of its calls there), in
-    # the order of calls[op]: by place, not by id(call), which a copy of the memo (Trace.found_once) would not keep
-    where: dict[str, list[tuple[Compile, str, str, int]]]
+    # op -> each of its calls' place in its compile, in the order of calls[op]: by place, not by id(call), which a copy
+    # of the memo (Trace.found_once) would not keep
+    where: dict[str, list[GraphPlace]]
     left_out: list[DroppedCall]  # the calls AOTAutograd dropped, in the log's order
     # op -> each of its calls' pointers the Triton kernels AOTAutograd launches under its line are found storing
     # through (None: no launch there), in the order of calls[op]

@@ -5,10 +5,10 @@ into the undeclared writes, the ops not checked and the calls left out; each cal
 from __future__ import annotations
 
 from ...model.source_files import NO_FILES, SourceFiles
-from ...model.trace import Compile, Trace
+from ...model.trace import Trace
 from ..userloc import UserLocation
-from . import (CUSTOM_OP, NOT_FOUND, OVERLOAD_NOT_SHOWN, TRITON_OP, DroppedCall, FoundCalls, MovedRead, OpCall,
-               OpMutations, OpSource, UndeclaredMutation, UnreadSource)
+from . import (CUSTOM_OP, NOT_FOUND, OVERLOAD_NOT_SHOWN, TRITON_OP, DroppedCall, FoundCalls, GraphPlace, MovedRead,
+               OpCall, OpMutations, OpSource, UndeclaredMutation, UnreadSource)
 from .calling_files import add_file_ops, import_roots, imported_files, importers, read_calling_files, read_lines
 from .graph_calls import found_calls
 from .moved_reads import CompiledCalls
@@ -101,7 +101,7 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
 
 
 def _overloads_shown(found: FoundCalls, sources: dict[str, list[tuple[str, OpSource]]]) -> tuple[
-        dict[str, list[OpCall]], dict[str, list[tuple[Compile, str, str, int]]], dict[str, list[set[str] | None]],
+        dict[str, list[OpCall]], dict[str, list[GraphPlace]], dict[str, list[set[str] | None]],
         list[tuple[DroppedCall, bool]], list[UnreadSource]]:
     """found's calls, where and stored_at without the calls of a packet whose overload the log does not show
     (FoundCalls.unresolved) where the source defines overloads of it besides the default: which one such a call ran,
@@ -137,22 +137,23 @@ def _overloads_shown(found: FoundCalls, sources: dict[str, list[tuple[str, OpSou
 MAX_MOVED_READS = 20  # moved reads listed per op, over its calls; the rest counted (OpCall.more_moved_reads)
 
 
-def told_calls(trace: Trace, op_calls: list[OpCall], where: list[tuple[Compile, str, str, int]],
+def told_calls(trace: Trace, op_calls: list[OpCall], where: list[GraphPlace],
                arguments: list[str], parameters: list[str], compiled: dict[int, CompiledCalls]) -> list[OpCall]:
     """The op's calls with their moved reads: at most MAX_MOVED_READS listed over all of them, the rest counted.
     where: each call's place in its compile's graph (FoundCalls.where). `compiled` keeps what each compile's graph
     and output code say, read once however many calls it has."""
     told: list[OpCall] = []
     room = MAX_MOVED_READS
-    for c, (entry, graph, graph_op, nth) in zip(op_calls, where, strict=True):
+    for c, place in zip(op_calls, where, strict=True):
         reads: list[MovedRead] = []
         more = 0
+        placed = True
         if not c.dropped:
-            if (found := compiled.get(id(entry))) is None:
-                found = compiled[id(entry)] = CompiledCalls(trace, entry, graph)
-            reads, more = found.moved_reads(graph_op, nth, arguments, parameters, room)
+            if (found := compiled.get(id(place.entry))) is None:
+                found = compiled[id(place.entry)] = CompiledCalls(trace, place.entry, place.graph)
+            reads, more, placed = found.moved_reads(place, arguments, parameters, room)
             room -= len(reads)
-        told.append(OpCall(c.compile_id, c.location, c.dropped, c.cached, reads, more))
+        told.append(OpCall(c.compile_id, c.location, c.dropped, c.cached, reads, more, unplaced=not placed))
     return told
 
 

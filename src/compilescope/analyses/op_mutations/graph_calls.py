@@ -8,9 +8,9 @@ from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
 from ...model.trace import Compile, Trace
 from ..cached_lines import CACHE_HITS
-from ..fx_sites import GRAPH_ARTIFACT, graph_nodes, op_call_sites
+from ..fx_sites import AOT_FORWARD, GRAPH_ARTIFACT, graph_nodes, op_call_sites
 from ..userloc import UserLocation
-from . import DroppedCall, FoundCalls, OpCall
+from . import DroppedCall, FoundCalls, GraphPlace, OpCall
 
 
 # The graphs AOTAutograd logs: where a mutating op is wrapped in auto_functionalized, a functional one called plainly
@@ -108,6 +108,53 @@ def aot_overloads(aot_text: str) -> dict[tuple[str, int], dict[str, set[str]]]:
     return found
 
 
+def aot_overload_order(aot_text: str) -> tuple[dict[tuple[str, int], dict[str, list[int]]], dict[str, int]]:
+    """Which of an AOT graph's calls of each custom op's overload lie under each line's `# File:` comment: (file, line)
+    -> overload ("mylib.scale.out") -> its places among the graph's calls of that overload (0 the first); and how
+    many calls of each overload the graph holds. The output code calls an overload as often, in the graph's order."""
+    under: dict[tuple[str, int], dict[str, list[int]]] = {}
+    calls: dict[str, int] = {}
+    for _, expr, site in graph_nodes(aot_text):
+        stripped = expr.lstrip()
+        if not stripped.startswith("torch.ops."):
+            continue
+        op = stripped[len("torch.ops."):].split("(", 1)[0]
+        if op.count(".") != 2 or _op_name(op) is None:
+            continue
+        at = calls[op] = calls.get(op, 0) + 1
+        if site is not None:
+            under.setdefault((site.path, site.line), {}).setdefault(op, []).append(at - 1)
+    return under, calls
+
+
+def _places(entry: Compile, graph: str, sites: list[tuple[str, str, tuple[str, int], bool]],
+            aot_text: str) -> list[GraphPlace]:
+    """Each call's GraphPlace: sites holds each call's (the op as Dynamo's graph names it, the overload it ran, its
+    (file, line), whether the log shows that overload), in the graph's order. A call's place among its overload's
+    calls is AOTAutograd's, where its line holds as many calls of the overload in Dynamo's graph as in AOTAutograd's
+    and none whose overload is not shown: the k-th there is the k-th here (both graphs keep the program's order)."""
+    under, totals = aot_overload_order(aot_text)
+    shown: dict[tuple[tuple[str, int], str], int] = {}  # (line, overload) -> the calls there the log shows run it
+    unshown: set[tuple[tuple[str, int], str]] = set()  # (line, packet) with a call whose overload is not shown
+    for graph_op, ran, line, resolved in sites:
+        if resolved:
+            shown[(line, ran)] = shown.get((line, ran), 0) + 1
+        else:
+            unshown.add((line, graph_op))
+    places: list[GraphPlace] = []
+    seen: dict[str, int] = {}  # the op as the graph names it -> its calls so far
+    taken: dict[tuple[tuple[str, int], str], int] = {}  # (line, overload) -> its calls there so far
+    for graph_op, ran, line, resolved in sites:
+        nth = seen[graph_op] = seen.get(graph_op, -1) + 1
+        aot_places = under.get(line, {}).get(ran, [])
+        ran_at = None
+        if resolved and (line, ran.rsplit(".", 1)[0]) not in unshown and len(aot_places) == shown[(line, ran)]:
+            k = taken[(line, ran)] = taken.get((line, ran), -1) + 1
+            ran_at = aot_places[k]
+        places.append(GraphPlace(entry, graph, graph_op, nth, ran, ran_at, totals.get(ran, 0)))
+    return places
+
+
 FOUND_CALLS = "op_mutations.found_calls"  # found_calls' key in Trace.found_once
 
 
@@ -126,8 +173,7 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
     calls: dict[str, list[OpCall]] = {}
     functional: dict[str, bool] = {}  # op -> every AOT graph that has it calls it plainly
     files: set[tuple[str, int, str | None]] = set()  # (path, line, code) of the call sites: the files to read, checked
-    # op -> each call's (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
-    where: dict[str, list[tuple[Compile, str, str, int]]] = {}
+    where: dict[str, list[GraphPlace]] = {}  # op -> each call's place in its compile
     left_out: list[DroppedCall] = []  # the calls AOTAutograd dropped, in the log's order
     # op -> each call's pointers the Triton kernels AOTAutograd launches under its line are found storing through
     stored_at: dict[str, list[set[str] | None]] = {}
@@ -149,11 +195,14 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
         aot_called, aot_wrapped = aot_calls(aot)
         launches = kernel_launches(aot)
         ran_at: dict[tuple[str, int], dict[str, set[str]]] | None = None  # aot_overloads, read where a packet is called
+        # (the forward's: the graph whose calls the output code runs; the joint graph also holds the backward's)
+        compiled_aot = next((trace.payload_text(a.payload) for a in entry.artifacts
+                             if a.name in AOT_FORWARD and a.payload is not None), "")
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
             graph = trace.payload_text(artifact.payload)
-            seen: dict[str, int] = {}
+            # (op, the call, the op as the graph names it, the overload it ran, its line, whether that is shown)
+            found: list[tuple[str, OpCall, set[str] | None, str, str, tuple[str, int], bool]] = []
             for graph_op, site, unused in op_call_sites(graph):
-                nth = seen[graph_op] = seen.get(graph_op, -1) + 1
                 op = _op_name(graph_op)
                 if op is None or site is None:
                     continue
@@ -174,12 +223,16 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
                 launched = launches.get((site.path, site.line))
                 dropped = unused and graph_op not in aot_called and launched is None
                 loc = UserLocation(site.path, site.line, site.function, site.code)
+                found.append((op, OpCall(key, loc, dropped, cached), launched, graph_op, ran, (site.path, site.line),
+                              resolved))
+            places = _places(entry, graph, [(g, r, line, res) for _, _, _, g, r, line, res in found], compiled_aot)
+            for (op, call, launched, _, _, _, resolved), place in zip(found, places, strict=True):
                 if not resolved:
                     unresolved.setdefault(op, set()).add(len(calls.get(op, ())))
-                calls.setdefault(op, []).append(OpCall(key, loc, dropped, cached))
+                calls.setdefault(op, []).append(call)
                 stored_at.setdefault(op, []).append(launched)
-                where.setdefault(op, []).append((entry, graph, graph_op, nth))
-                files.add((site.path, site.line, site.code))
-                if dropped:
-                    left_out.append(DroppedCall(op, entry.key, loc))
+                where.setdefault(op, []).append(place)
+                files.add((call.location.filename, call.location.line, call.location.code))
+                if call.dropped:
+                    left_out.append(DroppedCall(op, entry.key, call.location))
     return FoundCalls(calls, functional, files, where, left_out, stored_at, set(calls) - overloads, unresolved)

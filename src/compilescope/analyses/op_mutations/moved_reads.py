@@ -14,7 +14,7 @@ from operator import itemgetter
 from ...model.trace import Compile, Trace
 from ..fx_sites import NODE_MAPPINGS, graph_nodes
 from ..userloc import UserLocation
-from . import MovedRead
+from . import GraphPlace, MovedRead
 
 MAX_CALL_CHARS = 4_000  # a graph node's call parsed to see which of its arguments is which
 # (Each pattern's indentation is `[ \t]*`, never `\s*`: under re.M, \s spans newlines, so a run of n blank lines in
@@ -50,7 +50,7 @@ class CompiledCalls:
                 for word in set(re.findall(r"\w+", expr)):
                     self.readers.setdefault(word, []).append(i)
         self._wrapper: str | None = None
-        self.op_calls: dict[str, list[int]] = {}  # the op as the graph names it -> where the wrapper calls it
+        self.op_calls: dict[str, list[int]] = {}  # an overload ("mylib.scale.out") -> where the wrapper calls it
         self.kernels: dict[str, list[str]] = {}  # Dynamo's node -> its kernels, by provenance
         self.first_call: dict[str, int] = {}  # a kernel -> where the wrapper first calls it
         self.commented: dict[str, list[tuple[int, str]]] = {}  # a node -> (comment's position, the call's kernel)
@@ -76,28 +76,32 @@ class CompiledCalls:
                 self.commented = _commented_calls(self._wrapper)
         return self._wrapper
 
-    def moved_reads(self, graph_op: str, nth: int, arguments: list[str], parameters: list[str],
-                    room: int) -> tuple[list[MovedRead], int]:
-        """The nodes of Dynamo's graph that read an argument the op writes before its nth call, whose kernel the
+    def moved_reads(self, place: GraphPlace, arguments: list[str], parameters: list[str],
+                    room: int) -> tuple[list[MovedRead], int, bool]:
+        """The nodes of Dynamo's graph that read an argument the op writes before its call at place, whose kernel the
         output code runs after that call (Inductor took the op for functional, so order did not matter to it): each
-        such read sees what the op wrote. At most `room` of them, in graph order, and how many more. A node's
-        kernel: torch's provenance mappings (Dynamo's node -> post-grad nodes -> the kernel computing them), else
-        the `# Topologically Sorted Source Nodes` comment over a call in the wrapper."""
-        at = self.calls.get(graph_op, [])
-        if nth >= len(at):
-            return [], 0
-        read = _written_values(self.nodes[at[nth]][1].strip(), arguments, parameters)
+        such read sees what the op wrote. At most `room` of them, in graph order, and how many more; and whether the
+        output code's call was found (False: which of its calls of the overload is this one, the log does not say,
+        and no read is claimed). The output code's call: the place.ran_at-th of its calls of the overload, where it
+        makes as many as AOTAutograd's graph (not a place among all calls of the op: a packet's call and an
+        overload's by name are one overload in the output code, two names in Dynamo's graph). A node's kernel:
+        torch's provenance mappings (Dynamo's node -> post-grad nodes -> the kernel computing them), else the
+        `# Topologically Sorted Source Nodes` comment over a call in the wrapper."""
+        at = self.calls.get(place.graph_op, [])
+        if place.nth >= len(at):
+            return [], 0, True
+        node = at[place.nth]
+        read = _written_values(self.nodes[node][1].strip(), arguments, parameters)
         if not read or not self.wrapper:
-            return [], 0
-        if graph_op not in self.op_calls:
-            self.op_calls[graph_op] = _positions(self.wrapper, f"{_TORCH_OPS}{graph_op}(") if graph_op.count(".") == 2 \
-                else [m.start() for m in re.finditer(rf"{re.escape(_TORCH_OPS + graph_op)}\.\w+\(", self.wrapper)]
-        if nth >= len(self.op_calls[graph_op]):
-            return [], 0  # (fewer calls in the wrapper than in the graph: which is which, it does not say)
-        op_at = self.op_calls[graph_op][nth]  # (the wrapper calls the op in the graph's order)
+            return [], 0, True
+        if place.ran not in self.op_calls:
+            self.op_calls[place.ran] = _positions(self.wrapper, f"{_TORCH_OPS}{place.ran}(")
+        if place.ran_at is None or len(self.op_calls[place.ran]) != place.ran_calls:
+            return [], 0, False
+        op_at = self.op_calls[place.ran][place.ran_at]  # (the wrapper calls an overload in AOTAutograd's order)
         moved: set[int] = set()
         for value in read:
-            moved.update(map(itemgetter(1), self._after(value, at[nth], op_at)))
+            moved.update(map(itemgetter(1), self._after(value, node, op_at)))
         moved.difference_update(self.named[v] for v in read if v in self.named)  # (the node giving the value)
         ordered = sorted(moved)
         found_reads: list[MovedRead] = []
@@ -106,7 +110,7 @@ class CompiledCalls:
             assert site is not None  # (only nodes under a `# File:` comment are readers)
             found_reads.append(MovedRead(UserLocation(site.path, site.line, site.function, site.code),
                                          self._kernel_after(self.nodes[i][0], op_at)))
-        return found_reads, len(ordered) - len(found_reads)
+        return found_reads, len(ordered) - len(found_reads), True
 
     def _after(self, value: str, before: int, op_at: int) -> list[tuple[int, int]]:
         """(latest position, node) of the nodes before node `before` that read value, whose kernel is called (or
