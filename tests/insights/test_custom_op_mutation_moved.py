@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.analyses.op_mutations import UndeclaredMutation, moved_reads
+from compilescope.analyses.op_mutations import UNPLACED, UndeclaredMutation, moved_reads
 from compilescope.analyses.op_mutations.analysis import MAX_MOVED_READS, op_mutations
 from compilescope.analyses.user_files import op_mutation_files
 from compilescope.ingest.reader import read_trace
@@ -115,6 +115,15 @@ def test_each_call_is_placed_at_its_own_call_in_the_wrapper(tmp_path):
     assert [[(m.location.line, m.kernel) for m in c.moved_reads] for c in between.calls] == [[shifted], []]
     after = _scale(_with_calls(tmp_path, 1, 1))
     assert [[(m.location.line, m.kernel) for m in c.moved_reads] for c in after.calls] == [[shifted], [shifted]]
+
+
+def test_a_call_the_output_code_holds_fewer_of_than_aotautograds_graph_is_placed_on_none(tmp_path):
+    """A second call of scale in Dynamo's and AOTAutograd's graphs, but none more in the output code: which of the two
+    its one call is the log does not say. Neither call is given the read (the first was, the wrapper's first call taken
+    for the graph's first), and each says so (OpCall.unplaced)."""
+    scale = _scale(_with_calls(tmp_path, 1, 0))
+    assert [(c.moved_reads, c.unplaced) for c in scale.calls] == [([], True), ([], True)]
+    assert all(UNPLACED in scale.call_note(c) for c in scale.calls)
 
 
 def test_many_calls_read_the_graph_and_code_once_and_list_a_bounded_number(tmp_path, monkeypatch):

@@ -133,6 +133,8 @@ def _places(entry: Compile, graph: str, sites: list[tuple[str, str, tuple[str, i
     (file, line), whether the log shows that overload), in the graph's order. A call's place among its overload's
     calls is AOTAutograd's, where its line holds as many calls of the overload in Dynamo's graph as in AOTAutograd's
     and none whose overload is not shown: the k-th there is the k-th here (both graphs keep the program's order)."""
+    if not sites:
+        return []  # (no custom op's call: the AOT graph is not parsed)
     under, totals = aot_overload_order(aot_text)
     shown: dict[tuple[tuple[str, int], str], int] = {}  # (line, overload) -> the calls there the log shows run it
     unshown: set[tuple[tuple[str, int], str]] = set()  # (line, packet) with a call whose overload is not shown
