@@ -96,6 +96,10 @@ class CompiledCalls:
             return [], 0, True
         if place.ran not in self.op_calls:
             self.op_calls[place.ran] = _positions(self.wrapper, f"{_TORCH_OPS}{place.ran}(")
+        if not self.op_calls[place.ran]:
+            # (an output code that runs none of AOTAutograd's calls of it: a training compile's last is the
+            # backward's, not the one that runs the forward graph; no read is looked for, as before)
+            return [], 0, True
         if place.ran_at is None or len(self.op_calls[place.ran]) != place.ran_calls:
             return [], 0, False
         op_at = self.op_calls[place.ran][place.ran_at]  # (the wrapper calls an overload in AOTAutograd's order)
