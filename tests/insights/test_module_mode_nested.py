@@ -129,3 +129,21 @@ def test_the_requires_grad_advice_names_the_parameter_the_guard_does_not_and_the
     assert advice.startswith("`self.backbone[0].bias` and `self.backbone[0].weight` changed requires_grad (a layer "
                              f"frozen or unfrozen, requires_grad_(); set at module_mode_nested.py:{frozen} "
                              "(`p.requires_grad = False  # freeze the backbone`)): "), advice
+
+
+def test_the_advice_counts_and_says_apart_the_changes_matched_to_no_line(tmp_path):
+    """left_out (the step's changes matched to no line, state_lines' MAX_UNSEARCHED) with few names: the count was
+    len(names) - 4 + left_out, "and -1 more" here, and the advice said all of them were switched at the lines."""
+    from compilescope.analyses.recompiles.advice import mode_advice, requires_grad_advice
+
+    results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
+    (frame,) = results.insights.recompiles.frames
+    modes = [s.guard for s in frame.steps if s.guard is not None and s.guard.change == "flag"]
+    assert modes
+    at = "module_mode_nested.py:9 (`c.eval()`)"
+    advice = mode_advice(modes, [], 2, [at])
+    assert advice.startswith("self.head[1].training and 2 more are modules' mode"), advice
+    assert f"; switched at {at}, but 2 at no line found)" in advice, advice
+    advice = requires_grad_advice(["L['self']._modules['fc']._parameters['bias']"], [], 1, [at])
+    assert advice.startswith("`self.fc.bias` and 1 more changed requires_grad"), advice
+    assert f"; set at {at}, but 1 at no line found)" in advice, advice

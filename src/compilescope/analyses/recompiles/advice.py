@@ -286,10 +286,14 @@ def requires_grad_advice(params: Sequence[str], set_: Sequence[str] = (), left_o
 
 def _with_lines(names: list[str], left_out: int, verb: str, lines: Sequence[str]) -> tuple[str, str]:
     """The names a mode or requires_grad advice lists (the first _SIZES_LISTED, then how many more, left_out too),
-    and what it says of the lines that made the changes: "; switched at file.py:54 (`m.training = False`)"."""
-    more = len(names) - _SIZES_LISTED + left_out if len(names) > _SIZES_LISTED or left_out else 0
+    and what it says of the lines that made the changes: "; switched at file.py:54 (`m.training = False`)", and of
+    left_out apart (matched to no line, they were not switched there): ", but 3 at no line found"."""
+    more = max(len(names) - _SIZES_LISTED, 0) + left_out
     shown = and_list(names) if not more else f"{', '.join(names[:_SIZES_LISTED])} and {more} more"
-    return shown, f"; {verb} at {first_listed(list(lines), shown=_SIZES_LISTED)}" if lines else ""
+    if not lines:
+        return shown, ""
+    unmatched = f", but {left_out} at no line found" if left_out else ""
+    return shown, f"; {verb} at {first_listed(list(lines), shown=_SIZES_LISTED)}{unmatched}"
 
 
 def compiled_static(entries: list[Compile]) -> bool:
