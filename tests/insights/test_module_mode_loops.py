@@ -250,3 +250,30 @@ def test_the_mode_advice_names_every_module_the_lines_found_switched(tmp_path):
     off, on = line_holding(PROGRAM, "m.training = False  # dropout off"), line_holding(PROGRAM, "            m.training = True")
     assert (f"switched at module_mode_loops.py:{off} (`m.training = False  # dropout off`), "
             f"module_mode_loops.py:{on} (`m.training = True`)") in advice, advice
+
+
+def test_the_lines_found_are_gone_through_once_for_all_frames(monkeypatch, tmp_path):
+    """link_switch_lines went through every line found for each frame and each kind (training, requires_grad) to
+    pick the frame's: twice the frames times the lines. The lines are grouped once, then looked up by the frame's
+    recompiles; the advice is the same (test_the_mode_advice_names_every_module_the_lines_found_switched)."""
+    from compilescope.analyses import analyze as analyze_module
+
+    passes: list[int] = []
+    frames: list[int] = []
+
+    class CountedLines(list):
+        def __iter__(self):
+            passes.append(1)
+            return super().__iter__()
+
+    real = analyze_module.link_switch_lines
+
+    def counted(found, changed_state):
+        frames.append(len(found.frames))
+        return real(found, CountedLines(changed_state))
+
+    monkeypatch.setattr(analyze_module, "link_switch_lines", counted)
+    results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
+    assert frames[0] > 1 and any("switched at module_mode_loops.py:" in a
+                                 for f in results.insights.recompiles.frames for a in f.advice)
+    assert len(passes) == 1

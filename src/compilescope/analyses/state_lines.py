@@ -651,8 +651,13 @@ def link_switch_lines(found: Recompiles, changed_state: list[StateLine]) -> None
     it (a loop over model.modules() switching 70 Dropouts, where torch's reason names the first; a loop over
     model.backbone.parameters() freezing its weight, where torch's names its bias). Other analyses' additions to a
     frame, as recompiles.links'."""
+    # (recompile, kind) -> the lines found alone for its changes, with their place: grouped once, looked up per frame
+    alone: dict[tuple[str, str], list[tuple[int, StateLine]]] = {}
+    for place, marked in enumerate(changed_state):
+        if marked.alone:
+            alone.setdefault((marked.recompile, marked.kind), []).append((place, marked))
     for frame in found.frames:
-        steps = {compilation_key(s.compile_id) for s in frame.steps}
+        steps = list(dict.fromkeys(compilation_key(s.compile_id) for s in frame.steps))
         modes = [s.guard for s in frame.steps if s.guard is not None and s.guard.change == "flag"
                  and (m := re.match(FLAG, s.guard.guard)) and m["name"].endswith(".training")]
         params = parameter_guards(frame.steps)
@@ -663,8 +668,11 @@ def link_switch_lines(found: Recompiles, changed_state: list[StateLine]) -> None
             "requires_grad": ({f"{user_source_name(t)}.requires_grad" for t in params},
                               lambda *lines: requires_grad_advice(params, *lines))}
         for kind, (guarded, advised) in advising.items():
-            lines = [s for s in changed_state if s.kind == kind and s.alone and s.recompile in steps]
-            if not lines or not guarded:
+            if not guarded:
+                continue
+            lines = [s for _, s in sorted((p for step in steps for p in alone.get((step, kind), ())),
+                                          key=lambda placed: placed[0])]
+            if not lines:
                 continue
             named = advised()
             if named not in frame.advice or not any(set(s.changed) - guarded or s.left_out for s in lines):
