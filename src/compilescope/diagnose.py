@@ -219,12 +219,13 @@ def _imported_seed(path: str, text: str, roots: list[str]) -> tuple[str, str, in
     import, breadth first (imported_files: where Python finds them, each absolute import in roots, _program_file,
     whichever module makes it): (the module's path from the program's folder, the call, its line). A bare call a
     `from module import *` may bind is the module's where its file defines the name (star_names); where that file
-    cannot be read, _StarUnread, rather than a guess. Bounded: SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each
+    cannot be read, and no module seeds for certain, _StarUnread, rather than a guess. Bounded: SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each
     read as other local files are (read_local_lines: a regular file, at most MAX_SEED_SOURCE_BYTES)."""
     folder = os.path.dirname(os.path.realpath(path))  # (both real: a script's root is, its modules found there are)
     seen = {os.path.realpath(path)}
     level = [(path, text)]
     read = 0
+    unread: str | None = None  # the first star-imported module whose names cannot be read (the search goes on)
     for _ in range(SEED_IMPORT_DEPTH):
         below: list[tuple[str, str]] = []
         for importer, source in level:
@@ -249,8 +250,9 @@ def _imported_seed(path: str, text: str, roots: list[str]) -> tuple[str, str, in
                 if module in starred:
                     exported = star_names(module_text) if module_text is not None else None
                     if exported is None:
-                        raise _StarUnread(module)
-                    names |= starred[module] & exported
+                        unread = unread or module  # (another module may still seed for certain)
+                    else:
+                        names |= starred[module] & exported
                 if module_text is None:
                     continue
                 found = module_seed(module, module_text, names)
@@ -258,6 +260,8 @@ def _imported_seed(path: str, text: str, roots: list[str]) -> tuple[str, str, in
                     return os.path.relpath(os.path.realpath(module), folder), found.call, found.line
                 below.append((module, module_text))
         level = below
+    if unread is not None:
+        raise _StarUnread(unread)
     return None
 
 

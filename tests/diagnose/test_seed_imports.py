@@ -113,3 +113,33 @@ def test_a_star_imported_module_whose_names_cannot_be_read_leaves_the_seed_unkno
     (tmp_path / "helpers.py").write_text(helpers)
     (tmp_path / "prog.py").write_text(CALLS_RESET)
     assert _program_seed(program([PY, "prog.py"], is_command=True), str(tmp_path)) is None
+
+
+COMPUTED_ALL = STAR_HELPERS.format(head="", name="reset") + "__all__ = [name for name in dir() if name.startswith('re')]\n"
+SEEDS_AT_IMPORT = "import random\n\nrandom.seed(0)\n"
+
+
+@pytest.mark.parametrize("prog", [
+    "from helpers import *\nimport utils\n\nreset(0)\n",
+    "import utils\nfrom helpers import *\n\nreset(0)\n",
+])
+def test_a_module_that_seeds_for_certain_is_found_past_one_whose_names_cannot_be_read(tmp_path, prog):
+    """The search stopped at the first star-imported module whose names cannot be read (helpers' computed __all__),
+    even where another module the program imports seeds for certain (utils, at import): the seed was unknown with
+    helpers imported first and found with utils first. Python, running it, seeds in utils either way."""
+    (tmp_path / "helpers.py").write_text(COMPUTED_ALL)
+    (tmp_path / "utils.py").write_text(SEEDS_AT_IMPORT)
+    (tmp_path / "prog.py").write_text(prog)
+    assert subprocess.run([PY, "prog.py"], cwd=tmp_path, capture_output=True, timeout=60).returncode == 0
+    seed = _program_seed(program([PY, "prog.py"], is_command=True), str(tmp_path))
+    assert seed is not None and (seed.module, seed.call, seed.line) == ("utils.py", "random.seed", 3)
+
+
+def test_a_builtins_call_is_no_name_a_star_import_binds(tmp_path):
+    """print(), len(), range() are Python's, not names `from helpers import *` may bind: helpers' unreadable names
+    (a computed __all__) leave nothing unknown where the program calls only those, and no module seeds."""
+    (tmp_path / "helpers.py").write_text(COMPUTED_ALL.replace("random.seed(value)", "pass"))
+    (tmp_path / "prog.py").write_text("from helpers import *\n\nprint(len(range(3)))\n")
+    assert subprocess.run([PY, "prog.py"], cwd=tmp_path, capture_output=True, timeout=60).returncode == 0
+    seed = _program_seed(program([PY, "prog.py"], is_command=True), str(tmp_path))
+    assert seed is not None and (seed.module, seed.call) == (None, None)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import NamedTuple
 
 from . import ProgramSeed
@@ -23,6 +24,8 @@ from . import ProgramSeed
 
 _NOT_SEEDING = {"initial_seed", "SeedSequence"}
 _SEED_KEYWORDS = {"seed", "a"}  # set_seed(seed=42), random.seed(a=3)
+# Python's own names (print, len, range): a bare call of one is no name a star import is taken to bind
+_BUILTINS = frozenset(dir(builtins))
 
 
 def _given_a_seed(call: ast.Call) -> bool:
@@ -132,7 +135,7 @@ def imported_calls(source: str) -> ImportedCalls:
             name = node.func.id
             for module, function in functions.get(name, ()):
                 called.setdefault(module, set()).add(function)
-            if name not in functions and name not in modules and name not in bound:
+            if name not in functions and name not in modules and name not in bound and name not in _BUILTINS:
                 for module in starred:
                     star_called.setdefault(module, set()).add(name)
         elif isinstance(node.func, ast.Attribute):
