@@ -4,6 +4,8 @@ they must behave exactly as the ones dataclasses generates, on the real model cl
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import KW_ONLY as KwOnly, InitVar as Init
+from typing import ClassVar as CV
 
 from compilescope.analyses.analyze import analyze
 from compilescope.ingest.reader import read_trace
@@ -307,3 +309,50 @@ def test_text_annotations_are_not_parsed_by_dataclasses_and_come_back_as_written
             f: int
             g: dataclasses.InitVar[int]
     assert parsed
+
+
+def test_a_classvar_initvar_or_kw_only_under_another_name_is_refused(monkeypatch):
+    """An annotation is handed to dataclasses as a stand-in unless it names ClassVar, InitVar or KW_ONLY: under an
+    alias (`from typing import ClassVar as CV`) it silently became a field, where dataclasses resolved the alias in the
+    class's module and records refused the class. The alias is looked up in that module, without dataclasses' parse
+    of the other annotations (test_text_annotations_are_not_parsed_by_dataclasses_and_come_back_as_written)."""
+    import pytest
+
+    parsed = []
+    real_is_type = dataclasses._is_type  # type: ignore[attr-defined]
+    monkeypatch.setattr(dataclasses, "_is_type", lambda *args: parsed.append(args[0]) or real_is_type(*args))
+
+    with pytest.raises(TypeError, match="make it with dataclasses.dataclass"):
+        @records.dataclass
+        class WithClassVar:
+            x: int
+            y: CV[int] = 0
+
+    with pytest.raises(TypeError, match="make it with dataclasses.dataclass"):
+        @records.dataclass
+        class WithInitVar:
+            x: int
+            y: Init[int]
+
+    with pytest.raises(TypeError, match="make it with dataclasses.dataclass"):
+        @records.dataclass
+        class WithQuotedAlias:
+            x: int
+            y: "CV[int]" = 0
+
+    with pytest.raises(TypeError):
+        @records.dataclass
+        class WithKwOnly:
+            x: int
+            _: KwOnly
+            y: int = 0
+    assert parsed  # (each went through dataclasses)
+    parsed.clear()
+
+    @records.dataclass
+    class Plain:
+        x: int
+        y: dict[str, int] | None = None
+        z: records.Any = None  # (a name looked up in the module: not one of the three)
+
+    assert parsed == [] and [f.name for f in dataclasses.fields(Plain)] == ["x", "y", "z"]

@@ -22,14 +22,15 @@ Unlike dataclasses', __dataclass_params__ says init, repr, eq and order are Fals
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import marshal
 import operator
 import reprlib
 import sys
 from operator import attrgetter
-from types import CellType, CodeType, FunctionType
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
+from types import CellType, CodeType, FunctionType, ModuleType
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar, overload
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform  # (typing has it from Python 3.11)
@@ -242,6 +243,25 @@ class _PlainAnnotation:
 _PLAIN = _PlainAnnotation()
 # An annotation naming one of these is left as it is for dataclasses to recognise (and records to refuse).
 _SPECIAL_ANNOTATIONS = ("ClassVar", "InitVar", "KW_ONLY")
+_SPECIAL_OBJECTS = (ClassVar, dataclasses.InitVar, dataclasses.KW_ONLY)
+# Heads of annotations that name none of them, without a lookup in the class's module
+_PLAIN_NAMES = frozenset(dir(builtins)) | {"Any", "Callable", "Optional", "Union", "Literal"}
+
+
+def _names_special(annotation: str, namespace: dict[str, Any]) -> bool:
+    """Whether a text annotation names ClassVar, InitVar or KW_ONLY, under its name or another the class's module
+    binds it to (`from typing import ClassVar as CV`; `y: CV[int]`, `y: "CV[int]"`, `y: dc.KW_ONLY`), as dataclasses
+    tells them: by the head of the text, looked up in the module. Plain string operations, not dataclasses' pattern."""
+    if any(s in annotation for s in _SPECIAL_ANNOTATIONS):
+        return True
+    first, _, attribute = annotation.lstrip("'\" ").partition("[")[0].partition(".")
+    first = first.strip()
+    if not attribute and first in _PLAIN_NAMES:
+        return False
+    named = namespace.get(first)
+    if attribute:
+        named = vars(named).get(attribute.strip()) if isinstance(named, ModuleType) else None
+    return any(named is special for special in _SPECIAL_OBJECTS)
 
 
 def _dataclasses_made(cls: Any, frozen: bool, slots: bool) -> Any:
@@ -251,9 +271,16 @@ def _dataclasses_made(cls: Any, frozen: bool, slots: bool) -> Any:
     a pattern and looks its name up in the module to tell a ClassVar or InitVar: a third of its time, ~15M
     instructions of every run's start-up for the ~1,000 fields of a report's classes. An annotation that does not
     name one of them is handed over as a stand-in and its text put back on the class and its Field: the same class
-    (a ClassVar or InitVar under another name would be taken for a field: none is)."""
+    (_names_special: a ClassVar, InitVar or KW_ONLY under another name is handed over as written too)."""
     own = cls.__dict__.get("__annotations__")
-    if not own or any(type(a) is not str or any(s in a for s in _SPECIAL_ANNOTATIONS) for a in own.values()):
+    module = sys.modules.get(cls.__module__)
+    namespace = vars(module) if module is not None else {}
+    for name, annotation in (own or {}).items():
+        # (quoted, `y: "CV[int]"`, dataclasses takes even the alias for a plain field: refused here)
+        if type(annotation) is str and annotation.lstrip().startswith(("'", '"')) and _names_special(annotation,
+                                                                                                       namespace):
+            raise _unsupported(cls, f"a ClassVar, InitVar or KW_ONLY ({name}: {annotation})")
+    if not own or any(type(a) is not str or _names_special(a, namespace) for a in own.values()):
         return dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen, slots=slots)
     cls.__annotations__ = dict.fromkeys(own, _PLAIN)
     try:
