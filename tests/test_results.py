@@ -249,6 +249,7 @@ ADDED_IN_14 = {
 }
 ADDED_IN_15 = {
     "analyses.op_mutations.OpCall": ("unplaced",),
+    "analyses.op_mutations.DroppedCall": ("overload_unknown",),
 }
 
 

@@ -486,6 +486,7 @@ class DroppedCall:
     location: UserLocation  # the calling line (the node's `# File:` comment)
     checked: bool = False  # the op's source was read (and the call's overload known: OVERLOAD_NOT_SHOWN)
     writes: list[str] = field(default_factory=list)  # the arguments its body writes undeclared, as the source reads
+    overload_unknown: bool = False  # not checked for that alone: the source was read, the call's overload is not shown
 
     @property
     def why(self) -> str:
@@ -494,9 +495,9 @@ class DroppedCall:
                     "results differ from eager's")
         if self.checked:
             return f"{DEAD_CALL}; its body, as your source reads, writes into none of its arguments: nothing is lost"
-        # (not checked: its source not read, or a packet's call of which the log does not show the overload)
-        return (f"{DEAD_CALL}; its source was not read, or the log does not say which of its overloads this call "
-                "was, so whether a write into an argument is lost is not known")
+        unknown = ("the log does not say which of its overloads this call was (its source was read)"
+                   if self.overload_unknown else "its source was not read")
+        return f"{DEAD_CALL}; {unknown}, so whether a write into an argument is lost is not known"
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "compile_id": self.compile_id, "location": self.location.to_json(),

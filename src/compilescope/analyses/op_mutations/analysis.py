@@ -95,7 +95,7 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
                 source.declared_value, source.form))
     written_by = {op.op: op.arguments for op in (*out.ops, *out.functionalized)}
     out.dropped = [DroppedCall(d.op, d.compile_id, d.location, d.op in sources and not unknown_overload,
-                               [] if unknown_overload else written_by.get(d.op, []))
+                               [] if unknown_overload else written_by.get(d.op, []), d.op in sources and unknown_overload)
                    for d, unknown_overload in left_out if d.op not in decomposed]
     return out
 
