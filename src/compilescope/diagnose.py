@@ -156,14 +156,15 @@ def _program_file(prog: Program, cwd: str) -> tuple[str, str, list[str]] | None:
 
 def _after_env(argv: list[str], env: dict[str, str]) -> list[str] | None:
     """The command that an `env` before it (runner.env_prefix) runs, env changed as env changes it for that command
-    (argv itself where it is no env); None where an option of env is not understood here (-C, -S...)."""
+    (argv itself where it is no env); None where an option of env is not understood here (-S...), or runs it elsewhere
+    (-C: check_program_env refuses it)."""
     found = env_prefix(argv)
-    if found is None:
+    if found is None or any(words.chdir is not None for words in found[0]):
         return None
     for words in found[0]:
         if words.clears:
             env.clear()
-        for name in words.unsets:
+        for name, _ in words.unsets:
             env.pop(name, None)
         env.update(word.partition("=")[::2] for word in words.assignments)
     return found[1]
@@ -538,8 +539,10 @@ def _describe(outcome: StageOutcome) -> str:
 
 def check_program_env(prog: Program) -> None:
     """A CompilescopeError where an `env` before the program sets or unsets a variable a stage's run sets (its forced
-    backend, torch's repro settings, the trace): before the first stage (runner.check_env_prefix)."""
-    check_env_prefix(prog.argv, [*TRACING_VARIABLES, *_NEUTRALIZED, DEBUG_DIR_ENV])
+    backend, torch's repro settings, the trace), has an option of env not understood here, or runs the program in
+    another folder (-C: the stages read and run it from folders of their own): before the first stage
+    (runner.check_env_prefix)."""
+    check_env_prefix(prog.argv, [*TRACING_VARIABLES, *_NEUTRALIZED, DEBUG_DIR_ENV], chdir=False)
 
 
 def diagnose(prog: Program, work: str, options: DiagnoseOptions, progress: Progress) -> DiagnoseResult:

@@ -249,53 +249,80 @@ class EnvWords:
     options: list[str]  # its words from `env` to the first NAME=VALUE (`--` included)
     assignments: list[str]  # its NAME=VALUE words
     clears: bool  # -i, -, --ignore-environment: the command starts from an empty environment
-    unsets: list[str]  # the names its -u, --unset remove
+    unsets: list[tuple[str, str]]  # (the name its -u, --unset removes, the words as written: "-u X", "--unset=X")
+    chdir: str | None = None  # -C, --chdir DIR: the command runs in DIR
 
 
-def env_prefix(argv: list[str]) -> tuple[list[EnvWords], list[str]] | None:
-    """The `env [-i] [-u NAME] [NAME=VALUE]... COMMAND...` before the command argv runs, one for each env (`env A=b env
-    -i ...`), and that command; ([], argv) where it is no env; None where an option of env is not understood here
-    (-C, -S...)."""
+# env's options that change nothing the run needs: they say what env does, on stderr
+_ENV_HARMLESS = ("-v", "--debug")
+
+
+def _env_words(argv: list[str]) -> tuple[list[EnvWords], list[str]] | str:
+    """env_prefix's `env`s and command, or the first option of an env it cannot follow ("-S", "-0", "-iu")."""
     found = []
     while argv and os.path.basename(argv[0]) == "env":
-        i, clears, unsets = 1, False, []
+        i, clears, unsets, chdir = 1, False, [], None
         while i < len(argv):
             word = argv[i]
             if word in ("-i", "-", "--ignore-environment"):
                 clears = True
-            elif word in ("-u", "--unset") and i + 1 < len(argv):
+            elif word in _ENV_HARMLESS:
+                pass
+            elif word in ("-u", "--unset", "-C", "--chdir") and i + 1 < len(argv):
                 i += 1
-                unsets.append(argv[i])
+                if word in ("-u", "--unset"):
+                    unsets.append((argv[i], f"{word} {argv[i]}"))
+                else:
+                    chdir = argv[i]
             elif word.startswith(("--unset=", "-u")) and word not in ("-u", "--unset="):
-                unsets.append(word.partition("=")[2] if word.startswith("--") else word[2:])
+                unsets.append((word.partition("=")[2] if word.startswith("--") else word[2:], word))
+            elif word.startswith(("--chdir=", "-C")) and word not in ("-C", "--chdir="):
+                chdir = word.partition("=")[2] if word.startswith("--") else word[2:]
             elif word == "--":
                 i += 1
                 break
             elif word.startswith("-"):
-                return None
+                return word
             else:
                 break
             i += 1
         end = i
         while end < len(argv) and "=" in argv[end]:
             end += 1
-        found.append(EnvWords(argv[:i], argv[i:end], clears, unsets))
+        found.append(EnvWords(argv[:i], argv[i:end], clears, unsets, chdir))
         argv = argv[end:]
     return found, argv
 
 
-def check_env_prefix(argv: list[str], names: Collection[str] = TRACING_VARIABLES) -> None:
+def env_prefix(argv: list[str]) -> tuple[list[EnvWords], list[str]] | None:
+    """The `env [-i] [-u NAME] [-C DIR] [-v] [NAME=VALUE]... COMMAND...` before the command argv runs, one for each env
+    (`env A=b env -i ...`), and that command; ([], argv) where it is no env; None where an option of env is not
+    understood here (-S, -0, a signal's, letters joined: check_env_prefix refuses the command)."""
+    found = _env_words(argv)
+    return None if isinstance(found, str) else found
+
+
+def check_env_prefix(argv: list[str], names: Collection[str] = TRACING_VARIABLES, chdir: bool = True) -> None:
     """A CompilescopeError where an `env` before the program (env_prefix) sets or unsets one of names, variables
     compilescope sets for the run (TRACING_VARIABLES: torch would write no trace, or one elsewhere, or without what
     compilescope records), before anything runs. Refused, not overridden: the command asks for it in so many words.
-    (Its -i is no such thing: the variables are given again after it, run_argv.)"""
-    found = env_prefix(argv)
-    for words in found[0] if found else []:
-        for name, word in [*((name, f"-u {name}") for name in words.unsets),
-                           *((word.partition("=")[0], word) for word in words.assignments)]:
+    (Its -i is no such thing: the variables are given again after it, run_argv.) Refused too: an option of env not
+    understood here (what it does to the environment is not known), and -C where chdir is False (diagnose, which reads
+    and runs the program from folders of its own)."""
+    found = _env_words(argv)
+    if isinstance(found, str):
+        raise CompilescopeError(f"the program's `env {found}` is an option of env compilescope cannot follow (it keeps "
+                                "what tracing needs through env's -i, -u, -v, -C and NAME=VALUE only); remove it from "
+                                "the command")
+    for words in found[0]:
+        if words.chdir is not None and not chdir:
+            raise CompilescopeError(f"the program's `env` runs it in {words.chdir} (-C), which diagnose cannot follow: "
+                                    "run diagnose from that folder instead")
+        for name, word, unsets in [*((name, word, True) for name, word in words.unsets),
+                                   *((word.partition("=")[0], word, False) for word in words.assignments)]:
             if name in names:
                 hint = " (--trace-dir says where the logs go)" if name in ("TORCH_TRACE", "TORCH_DTRACE") else ""
-                raise CompilescopeError(f"the program's `env {word}` {'unsets' if word.startswith('-u') else 'sets'} "
+                raise CompilescopeError(f"the program's `env {word}` {'unsets' if unsets else 'sets'} "
                                         f"{name}, which compilescope sets itself to trace the program; remove it from "
                                         f"the command{hint}")
 
@@ -307,10 +334,10 @@ def run_argv(argv: list[str], env: dict[str, str], names: Collection[str] = (), 
     for the program, not for the tracer); its cache setting gives way to compilescope's (fresh_cache: env names one).
     names: the others compilescope sets, which the command may not touch (check_env_prefix). argv itself where it is
     no env."""
+    check_env_prefix(argv, [*TRACING_VARIABLES, *names])
     found = env_prefix(argv)
     if not found or not found[0]:
         return argv
-    check_env_prefix(argv, [*TRACING_VARIABLES, *names])
     caches = _CACHE_VARIABLES if fresh_cache else ()  # (else the user's own, inherited: none of compilescope's)
     ours = {name: env[name] for name in (*TRACING_VARIABLES, *caches, *names) if name in env}
     ours["PYTHONPATH"] = CHILD_DIR
@@ -318,7 +345,7 @@ def run_argv(argv: list[str], env: dict[str, str], names: Collection[str] = (), 
     for words in found[0]:
         assigned = {word.partition("=")[0] for word in words.assignments}  # (its own PYTHONPATH=, cache: kept below)
         again = {name: value for name, value in ours.items()
-                 if (words.clears or name in words.unsets) and name not in assigned}
+                 if (words.clears or name in {unset for unset, _ in words.unsets}) and name not in assigned}
         assignments = [f"{name}={value}" for name, value in again.items()]
         for word in words.assignments:
             name, _, value = word.partition("=")

@@ -51,6 +51,10 @@ def _seen(words: list[str], tmp_path, cache_dir: str | None = None) -> tuple[dic
     (["env", "-i", "A=b", "PYTHONPATH=lib"], [CHILD_DIR, "lib"], None, "b"),
     (["env", "--ignore-environment", "--", "A=b"], [CHILD_DIR], None, "b"),
     (["env", "A=b", "env", "-i", "PYTHONPATH="], [CHILD_DIR], None, None),  # (the second env clears the first's A)
+    (["env", "-v", "-i"], [CHILD_DIR], None, None),  # (-v, --debug: env says what it does, on stderr)
+    (["env", "--debug", "-u", "PYTHONPATH", "A=b"], [CHILD_DIR], "kept", "b"),
+    (["env", "-C", os.sep, "-i"], [CHILD_DIR], None, None),  # (-C: the program elsewhere; the paths given are absolute)
+    (["env", "--chdir=" + os.sep, "PYTHONPATH=lib"], [CHILD_DIR, "lib"], "kept", None),
 ])
 def test_the_commands_env_keeps_what_tracing_needs(monkeypatch, tmp_path, words, pythonpath, users_own, a):
     monkeypatch.setenv("PYTHONPATH", "theirs")
@@ -86,6 +90,8 @@ def test_a_fresh_cache_wins_over_the_commands(monkeypatch, tmp_path):
     ("run", ["env", "-u", "TORCH_TRACE"], "`env -u TORCH_TRACE` unsets TORCH_TRACE"),
     ("run", ["env", "-i", "INDUCTOR_PROVENANCE=0"], "`env INDUCTOR_PROVENANCE=0` sets INDUCTOR_PROVENANCE"),
     ("run", ["env", "A=b", "env", "-uCOMPILESCOPE_BYTECODE_HOOK"], "unsets COMPILESCOPE_BYTECODE_HOOK"),
+    ("run", ["env", "--unset=TORCH_TRACE"], "`env --unset=TORCH_TRACE` unsets TORCH_TRACE"),  # (as the user wrote it)
+    ("run", ["env", "-v", "--unset", "TORCH_TRACE"], "`env --unset TORCH_TRACE` unsets TORCH_TRACE"),
     ("diagnose", ["env", "TORCH_TRACE=elsewhere"], "sets TORCH_TRACE"),
     ("diagnose", ["env", "TORCH_BISECT_BACKEND=inductor"], "sets TORCH_BISECT_BACKEND"),  # (each stage forces its own)
 ])
@@ -98,6 +104,38 @@ def test_a_command_that_moves_or_drops_the_trace_is_refused_before_it_runs(tmp_p
     [line] = proc.stderr.strip().splitlines()
     assert said in line and "remove it from the command" in line
     assert not ran.exists() and not (tmp_path / "compilescope_traces").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("command", "words", "option"), [
+    ("run", ["env", "-v", "-S", "-i A=b"], "-S"),  # (its words split: what they do to the environment, not known here)
+    ("run", ["env", "-0", "-i"], "-0"),
+    ("run", ["env", "--block-signal", "-i"], "--block-signal"),
+    ("run", ["env", "-iu", "TORCH_TRACE"], "-iu"),  # (letters joined)
+    ("diagnose", ["env", "-S", "-i A=b"], "-S"),
+])
+def test_an_env_option_compilescope_cannot_follow_is_refused_before_it_runs(tmp_path, command, words, option):
+    """Such an env was run as written: `env -v -i` cleared TORCH_TRACE and the user was told the program wrote no
+    log because it compiled nothing or never imported torch. Now one line names the option, and nothing runs."""
+    ran = tmp_path / "ran"
+    proc = compilescope(command, "--no-browser", "-o", tmp_path / "out", "--", *words, PY, "-c",
+                        f"open({str(ran)!r}, 'w').close()", cwd=tmp_path, timeout=120)
+    assert proc.returncode != 0
+    [line] = proc.stderr.strip().splitlines()
+    assert f"`env {option}` is an option of env compilescope cannot follow" in line and "remove it" in line
+    assert not ran.exists() and not (tmp_path / "compilescope_traces").exists() and not (tmp_path / "out").exists()
+
+
+def test_diagnose_refuses_an_env_that_runs_the_program_elsewhere(tmp_path):
+    """diagnose reads the program's file and runs it from folders of its own: env's -C it cannot follow, so it says
+    so before the first stage (run follows it: test_the_commands_env_keeps_what_tracing_needs)."""
+    (tmp_path / "sub").mkdir()
+    ran = tmp_path / "ran"
+    proc = compilescope("diagnose", "-o", tmp_path / "out", "--", "env", "-C", "sub", PY, "-c",
+                        f"open({str(ran)!r}, 'w').close()", cwd=tmp_path, timeout=120)
+    assert proc.returncode != 0
+    [line] = proc.stderr.strip().splitlines()
+    assert "runs it in sub (-C), which diagnose cannot follow" in line
+    assert not ran.exists() and not (tmp_path / "out").exists()
 
 
 @pytest.mark.torch
