@@ -38,12 +38,12 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",
     "compilescope.analyses.installed_guards.GUARD_LINE", "compilescope.analyses.installed_guards._TYPE",
     "compilescope.analyses.insights.graph_breaks_and_recompiles.TENSOR_NAME",
-    "compilescope.analyses.userloc._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",
+    "compilescope.analyses.user_locations._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",
     "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
     "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",
     "compilescope.invisible._NOT_ON_A_TERMINAL",  # (what a report prints is printable: "… 3 more" too)
-    "compilescope.analyses.recompiles.SIZE_GUARD", "compilescope.analyses.userloc.FRAME_SOURCE",
-    "compilescope.analyses.userloc._TORCH_CHECKOUT",  # (torch installed: a source checkout's pattern is not needed)
+    "compilescope.analyses.recompiles.SIZE_GUARD", "compilescope.analyses.user_locations.FRAME_SOURCE",
+    "compilescope.analyses.user_locations._TORCH_CHECKOUT",  # (torch installed: a source checkout's pattern is not needed)
     "compilescope.analyses.recompiles.placement._NUMBER_GUARD",  # (a log that recompiles)
     "compilescope.analyses.torch_warnings._WONT_CONVERT", "compilescope.analyses.torch_warnings._GENERATED_CODE",
     "compilescope.ingest.stderr._GLOG", "compilescope.ingest.stderr._COMPILE_ID",  # (a saved stderr beside the log)

@@ -148,11 +148,11 @@ def test_one_pattern_reads_an_fx_file_comment():
 
 
 def test_one_pattern_reads_a_python_traceback_frame():
-    # `  File "x.py", line 23, in f`: metric_values had a copy, now userloc.TRACEBACK_FRAME. Other formats: crash.py
+    # `  File "x.py", line 23, in f`: metric_values had a copy, now user_locations.TRACEBACK_FRAME. Other formats: crash.py
     # reads faulthandler's `File "x.py", line 23 in f` (no comma), provenance a kernel stack's frame with no function.
     frame = re.compile(r"""r'(?:\^\\s\*|  )File "\(""")
     defined = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items() if frame.search(text))
-    assert defined == ["analyses/crash.py", "analyses/provenance/stack_traces.py", "analyses/userloc.py"]
+    assert defined == ["analyses/crash.py", "analyses/provenance/stack_traces.py", "analyses/user_locations.py"]
 
 
 def test_the_fields_graph_break_wording_reads_are_graph_breaks_own():

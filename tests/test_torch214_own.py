@@ -16,7 +16,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.userloc import is_clipped_torch_file
+from compilescope.analyses.user_locations import is_clipped_torch_file
 from compilescope.ingest.reader import read_trace
 
 from .conftest import TORCH214_LOGS, run_cli

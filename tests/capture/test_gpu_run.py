@@ -147,7 +147,7 @@ def test_a_hugging_face_model_recompiles_in_transformers_code_called_from_the_us
     # (`kwargs.pop("return_dict", ...)  # transformers/utils/generic.py:936 in wrapper`), yet the user passed no
     # return_dict: generate() did, on [0/2]'s dynamo_start stack main:22 → generate → _sample → _prefill → wrapper,
     # while the prompt loop's calls (line 20) passed input_ids only. The set of keywords is the call's, so the guard
-    # is placed at the user's call that made it (userloc.placed_at_call, as hf_llama's generate() at line 39), and the
+    # is placed at the user's call that made it (user_locations.placed_at_call, as hf_llama's generate() at line 39), and the
     # advice says generate() passes its own keywords.
     with gzip.open(cuda211("hf_gpt2_generate.log.gz"), "rt", encoding="utf-8") as f:
         lines = f.read().splitlines()

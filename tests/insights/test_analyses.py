@@ -497,7 +497,7 @@ def test_a_models_dynamic_sizes_are_placed_in_its_library_code():
 
 
 def test_torch_is_told_apart_by_where_it_is_installed():
-    from compilescope.analyses.userloc import is_framework_file, is_torch_file
+    from compilescope.analyses.user_locations import is_framework_file, is_torch_file
 
     venv = "/opt/torch/.venv/lib/python3.12/site-packages/"
     assert is_torch_file(venv + "torch/_dynamo/eval_frame.py") and not is_torch_file(venv + "transformers/utils/generic.py")

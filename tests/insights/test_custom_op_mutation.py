@@ -291,7 +291,7 @@ def test_a_named_mutates_args_is_said_where_the_file_settles_it(source, said):
 
 def test_a_name_the_file_does_not_settle_is_said_not_to_name_the_argument():
     from compilescope.analyses.op_mutations import UndeclaredMutation
-    from compilescope.analyses.userloc import UserLocation
+    from compilescope.analyses.user_locations import UserLocation
 
     op = UndeclaredMutation("mylib::a", "a", ["x"], "M", UserLocation("/p.py", 3, "a", None))
     assert op.title == "mylib::a writes into x, which its mutates_args=M does not name"

@@ -209,7 +209,7 @@ def test_the_source_page_shows_a_numpy_arrays_guards_in_the_users_terms(tmp_path
     # text kept in each one's title.
     from html import unescape
 
-    from compilescope.analyses.userloc import numpy_in_words
+    from compilescope.analyses.user_locations import numpy_in_words
 
     from ..sources.test_source_page import row, source_page
 

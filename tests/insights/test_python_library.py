@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from compilescope.analyses.errors import LIBRARY_STEP
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.userloc import is_python_library_file
+from compilescope.analyses.user_locations import is_python_library_file
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, run_cli, torch213

@@ -13,7 +13,7 @@ from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.repeated_blocks import regional
-from compilescope.analyses.userloc import user_source_name
+from compilescope.analyses.user_locations import user_source_name
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import line_holding, torch213

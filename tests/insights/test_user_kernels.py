@@ -16,7 +16,7 @@ from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources.file_text import is_user_source
 from compilescope.analyses.user_kernels import UserKernels
-from compilescope.analyses.userloc import is_torch_file, is_triton_file
+from compilescope.analyses.user_locations import is_torch_file, is_triton_file
 from compilescope.ingest.reader import read_trace
 
 from ..analysis_files import def_line_here, insights_here, user_kernels_here

@@ -109,8 +109,8 @@ def test_quadratic_patterns_in_analyses_are_linear():
     # the frame line is one frame; "/*/*/" closes a comment and leaves the next "*", so each 6 characters of "/*" * n
     # keep one "*" (16,666 for n = 50,000), and the last "/*/*" is a comment cut off by the end of the text.
     code = (
-        "from compilescope.analyses import userloc, rank_summary\n"
-        "(frame,) = userloc.traceback_frames('  File \"a.py\", line 1, in f' + ' ' * 50000 + 'x\\n')\n"
+        "from compilescope.analyses import user_locations, rank_summary\n"
+        "(frame,) = user_locations.traceback_frames('  File \"a.py\", line 1, in f' + ' ' * 50000 + 'x\\n')\n"
         "assert (frame.filename, frame.line) == ('a.py', 1), frame\n"
         "assert rank_summary._COMMENT.sub('', '/*' * 50000) == '*' * 16666\n"
     )

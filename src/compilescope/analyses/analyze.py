@@ -17,7 +17,7 @@ from .transformed import transformed_code
 from .stack_trie import build_stack_trie, outside_stacks
 from .status import compile_statuses
 from .user_files import insight_files, page_files, state_line_files
-from .userloc import UserLocation
+from .user_locations import UserLocation
 
 if TYPE_CHECKING:
     from ..model.profile import Profile

@@ -19,7 +19,7 @@ from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
 from ..model.trace import Artifact, Trace
 from ..wording import count
-from .userloc import UserLocation, is_framework_file, is_torch_file
+from .user_locations import UserLocation, is_framework_file, is_torch_file
 
 WRAPPER_CODE = "inductor_aot_wrapper_code"
 KERNEL_CODE = "inductor_aot_kernel_code"

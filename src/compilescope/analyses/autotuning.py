@@ -24,7 +24,7 @@ from ..model.ids import compilation_key
 from ..model.payloads import json_object
 from .compile_time import event_compile_label, finite_number
 from .fx_sites import POST_GRAD, calls_with_input_sizes
-from .userloc import UserLocation
+from .user_locations import UserLocation
 from ..wording import Listed, cut, format_kernel_time, format_seconds
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
 

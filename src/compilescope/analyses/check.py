@@ -21,7 +21,7 @@ from .run_facts import FrameFacts, RunFacts, short_path
 from .run_facts.words import break_at, crash_called_from, crash_line, failed_compiles
 from .time_threshold import TimeThreshold
 from .unread import Unread
-from .userloc import is_python_library_file
+from .user_locations import is_python_library_file
 from ..model.records import dataclass
 from ..wording import count, first_listed, format_seconds, format_us, times
 

@@ -29,7 +29,7 @@ from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, Metric
 from .op_mutations import DroppedCall
 from .recompiles import BackwardGraph, FailedGuard, RenumberedOtherProcess
 from .status import BREAK, ERROR, MISSING, RESTARTED, STATUS_LABELS, compiled_attempts
-from .userloc import UserLocation, code_origin, user_source_name
+from .user_locations import UserLocation, code_origin, user_source_name
 from ..model.records import dataclass
 from ..wording import and_list, possessive
 
@@ -156,7 +156,7 @@ class CompileSummary:
     status: str  # a key of STATUS_LABELS
     outcome: str  # one line: "Error: failed in C++/Triton compile (fell back to eager)"
     compiled: UserLocation | None  # the frame Dynamo compiled: its function, file and first line
-    compiled_origin: str | None  # whose code that is when not the user's: "library code" (userloc.code_origin)
+    compiled_origin: str | None  # whose code that is when not the user's: "library code" (user_locations.code_origin)
     called_from: UserLocation | None  # when it is not the user's: the innermost frame of theirs that led to it
     failed_at: UserLocation | None  # the line of the user's code where the compile failed, when known
     error: CompileError | None = None

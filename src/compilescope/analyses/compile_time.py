@@ -21,7 +21,7 @@ from ..model.records import dataclass
 from ..wording import Listed, cut, format_seconds
 from .aoti import COMPILE_EVENT as AOTI_COMPILE_EVENT, Aoti
 from .compiled_frames import CompiledFrames, module_label, wrapped_function, wrapped_module
-from .userloc import UserLocation, export_call, is_framework_file, section, traceback_frames
+from .user_locations import UserLocation, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks.resume_names import function_label
 from .fx_sites import first_fx_source_comment
 

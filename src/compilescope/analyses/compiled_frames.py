@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
-from .userloc import UserLocation, code_origin, is_framework_file, is_torch_file, last_user_stack_frame, traceback_frames
+from .user_locations import UserLocation, code_origin, is_framework_file, is_torch_file, last_user_stack_frame, traceback_frames
 
 
 # The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume

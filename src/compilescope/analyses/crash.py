@@ -24,7 +24,7 @@ from ..decompile.recorded import CRASH
 from ..ingest.crash_files import FAULTHANDLER_HEADER, UncaughtException, ending, ending_said, exception_said
 from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
-from .userloc import UserLocation, is_framework_file, is_torch_file, traceback_frames
+from .user_locations import UserLocation, is_framework_file, is_torch_file, traceback_frames
 from ..model.records import dataclass
 
 _FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}) in (?P<func>\S{1,500})')

@@ -31,7 +31,7 @@ from ..decompile.recorded import CUDAGRAPH_SKIP
 from ..model.trace import CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, Trace
 from .compile_time import event_compile_id, finite_number
 from .torch_warnings import PENDING_BACKWARD, TorchWarning, TorchWarnings, recorded_kinds, torch_warnings
-from .userloc import UserLocation, is_framework_file, last_code_frame, traceback_frames
+from .user_locations import UserLocation, is_framework_file, last_code_frame, traceback_frames
 
 
 NEVER_RECORDED = "never recorded (set up at its first call; the log does not say why)"

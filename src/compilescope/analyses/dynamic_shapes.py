@@ -25,8 +25,8 @@ from ..wording import count
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames
 from .stack_values import StackValues
-from .userloc import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
-                      export_call, exported_user_frame, placed_at_call, user_source_name)
+from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
+                             export_call, exported_user_frame, placed_at_call, user_source_name)
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -167,10 +167,10 @@ class SymbolCreated:
     torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
     # What the source is in the user's code: a name Dynamo made in words (a resume function's L['___stack0']: "the
     # value of `loss.item()` (item_break.py:16), passed on past the graph break"), else the user's name for it
-    # (userloc.user_source_name: self.blocks[0].norm1.eps); None where torch's text is already the user's.
+    # (user_locations.user_source_name: self.blocks[0].norm1.eps); None where torch's text is already the user's.
     source_text: str | None = None
     # location is the user's call that passed the value in: an argument of a library's compiled frame (transformers'
-    # wrapped_func) that the library's code first used (userloc.placed_at_call, recompiles' rule too).
+    # wrapped_func) that the library's code first used (user_locations.placed_at_call, recompiles' rule too).
     passed_in: bool = False
     # An unbacked symbol AOTAutograd made again when it traced the graph Dynamo made (no user line: the same op on the
     # same values; torch renames it back, its graphs name the first): the symbol Dynamo made, which it stands for.
@@ -501,7 +501,7 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
 def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: CompileId | None) -> None:
     """Places a symbol made from an argument of a library's compiled frame, first used in the library's code (the
     user's ids, at transformers' output_capturing.py:332), at the user's call that passed it in (hf_llama.py:32), as
-    recompiles places the argument's failed check: userloc.placed_at_call, one rule for both."""
+    recompiles places the argument's failed check: user_locations.placed_at_call, one rule for both."""
     if symbol.source is None or symbol.location is None or symbol.torch_location is not None or compile_id is None:
         return
     compiled = frames.compiled(compile_id)

@@ -28,9 +28,9 @@ from .graph_breaks.reason_text import FSDP2_FILE, IN_LOOP, skipped_frame, skippe
 from .graph_breaks.reason_text import parse_reason as parse_break_reason
 from .graph_breaks.subclasses import dispatch_compiled_alone, untraced_subclass
 from .torch_warnings import backward_error, forward_call
-from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
-                      last_user_stack_frame, traceback_frames)
-from .userloc import export_call as find_export_call
+from .user_locations import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
+                             last_user_stack_frame, traceback_frames)
+from .user_locations import export_call as find_export_call
 from ..model.records import dataclass
 from ..wording import count
 

@@ -26,7 +26,7 @@ from ..model.ids import CompileId
 from ..model.trace import Artifact, ExportEvent, Frame, Trace
 from ..model.records import dataclass
 from ..wording import possessive
-from .userloc import UserLocation, export_call, exported_user_frame, user_source_name
+from .user_locations import UserLocation, export_call, exported_user_frame, user_source_name
 
 GUARD_EVALUATED = "Guard Evaluated"
 DATA_DEPENDENT_ERROR = "Data Dependent Error"

@@ -18,7 +18,7 @@ from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import AOT_FORWARD, POST_GRAD, FxNodeSite, fx_node_sites
-from .userloc import UserLocation
+from .user_locations import UserLocation
 
 # `_mkl_reorder_linear_weight_2: "f32[1459233, 1][1, 0]cpu" = self._frozen_param14`
 _CONSTANT = lazy_compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*self\.(?P<param>_frozen_param\d+)\s*$")

@@ -19,7 +19,7 @@ import orjson
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Frame
-from .userloc import TRACEBACK_FRAME
+from .user_locations import TRACEBACK_FRAME
 
 LONG_METRIC = 4096  # characters of text past which a value is cut on the summary (about a screen)
 METRIC_HEAD = 512  # characters of a cut value that are shown (whole lines where its lines are short)
@@ -37,7 +37,7 @@ _TRACEBACK_HEAD = "Traceback (most recent call last):"
 _CHAIN_SENTENCE = lazy_compile(r"\n\n(The above exception was the direct cause of the following exception:|"
                              r"During handling of the above exception, another exception occurred:)\n\n"
                              r"(?=Traceback \(most recent call last\):\n)")
-_FRAME_LINE = '  File "'  # a frame, as Python indents it (userloc.TRACEBACK_FRAME reads it)
+_FRAME_LINE = '  File "'  # a frame, as Python indents it (user_locations.TRACEBACK_FRAME reads it)
 _FRAME_CODE = "    "  # a frame's code and carets; Python's "  [Previous line repeated N more times]" is skipped too
 _REPEATED = lazy_compile(r"  \[Previous line repeated \d+ more times?\]")
 _CARETS = lazy_compile(r"\s*[~^]+\s*")

@@ -26,7 +26,7 @@ from ..model.records import dataclass
 from ..model.trace import Trace
 from .cached_lines import run_lines
 from .fx_sites import POST_GRAD, fx_node_sites
-from .userloc import UserLocation
+from .user_locations import UserLocation
 
 # `inductor_random_default: "f32[256, 512][512, 1]cpu" = torch.ops.prims.inductor_random.default([256, 512], ...)`
 _NODE = lazy_compile(r'^\s+(?P<name>[A-Za-z_]\w{0,200})\s*:\s*"(?P<dtype>[a-z]{1,4}\d{0,3})\[[^"]{0,2000}"\s*=\s*'

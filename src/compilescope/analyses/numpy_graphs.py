@@ -17,7 +17,7 @@ from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import FX_SOURCE_COMMENT, GRAPH_ARTIFACT
-from .userloc import UserLocation
+from .user_locations import UserLocation
 
 # `wrapped_sin: "f32[5][1]cpu" = torch__dynamo_utils_wrapped_sin(a)`; a second call of one name is `..._add_1(`.
 _WRAPPED_CALL = lazy_compile(r"=\s*torch__dynamo_utils_wrapped_(?P<name>\w{1,200}?)(?:_\d{1,6})?\(")

@@ -20,7 +20,7 @@ from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import FX_NODE, GRAPH_ARTIFACT
 from .installed_guards import GUARDS_ARTIFACT
-from .userloc import user_source_name
+from .user_locations import user_source_name
 from ..lazy_regex import lazy_compile
 
 # `def forward(self, L_x_: "f32[4, 8][8, 1]cpu", ...)`: each input with its type; the graph's own forward is the first

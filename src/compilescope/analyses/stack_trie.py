@@ -8,7 +8,7 @@ from dataclasses import field
 from ..model.ids import CompileId
 from ..model.trace import Frame, Trace
 from ..model.records import dataclass
-from .userloc import is_framework_file
+from .user_locations import is_framework_file
 
 
 @dataclass

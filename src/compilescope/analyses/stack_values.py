@@ -22,7 +22,7 @@ from ..model.records import dataclass
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .graph_breaks.resume_names import resume_of
 from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER
-from .userloc import CARETS, TRACEBACK_FRAME, section
+from .user_locations import CARETS, TRACEBACK_FRAME, section
 
 # L['___stack0'] and what follows it (".size()[0]" for a tensor's size); a guard's text may name it bare (___stack0).
 _STACK_SOURCE = lazy_compile(r"(?:L\['___stack(\d{1,6})'\]|___stack(\d{1,6}))(.{0,1000})", re.S)

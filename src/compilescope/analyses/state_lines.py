@@ -37,7 +37,7 @@ from ..model.trace import Frame
 from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
 from .recompiles.advice import mode_advice, parameter_guards, requires_grad_advice
 from .recompiles.reasons import FLAG
-from .userloc import user_source_name
+from .user_locations import user_source_name
 
 MAX_SOURCE_NODES = 500_000  # ast nodes walked in one file
 MAX_STEP_CHANGES = 64  # changes of one recompile step looked for (an eval() on a model of M modules changes M): _looked_for

@@ -22,7 +22,7 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
 from ..model.trace import Trace
-from .userloc import UserLocation, is_framework_file, traceback_frames
+from .user_locations import UserLocation, is_framework_file, traceback_frames
 
 # What a warning torch prints means, for the ones a user can act on: (words in the message, short name, advice).
 # The short name titles the finding; the recompile limit has one already (insights: "hit the recompile limit").

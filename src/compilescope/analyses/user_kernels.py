@@ -39,7 +39,7 @@ from ..model.records import dataclass
 from ..model.source_files import NO_FILES, SourceFiles
 from ..model.trace import Compile, Trace
 from .fx_sites import FX_NODE, FX_SOURCE_COMMENT, GRAPH_ARTIFACT, NODE_MAPPINGS, POST_GRAD
-from .userloc import UserLocation
+from .user_locations import UserLocation
 
 OUTPUT_CODE = "inductor_output_code"
 KERNEL_INFO = "triton_kernel_info"

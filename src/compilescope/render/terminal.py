@@ -26,7 +26,7 @@ from ..analyses.graph_breaks.resume_names import function_label
 from ..analyses.insights import SECTIONS, Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.torch_warnings import TorchWarning
-from ..analyses.userloc import UserLocation
+from ..analyses.user_locations import UserLocation
 from .charts import phase_bars
 from .notices import SEVERITY_LABELS
 from ..invisible import one_line, safe_terminal_text

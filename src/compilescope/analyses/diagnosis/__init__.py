@@ -43,7 +43,7 @@ from ..export import DimConflict, ExportIssue
 from ..numerics import Numerics
 from ..op_mutations import OpMutations
 from ..provenance import UserLine
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 
 # Stage keys beyond errors.py's: a failure with no failed compile in the trace.
 RUNTIME = "compiled_runtime"  # the compiled code raised (or crashed) when it ran

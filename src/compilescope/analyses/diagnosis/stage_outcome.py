@@ -17,7 +17,7 @@ from ..op_mutations.analysis import op_mutations
 from ..provenance.analysis import analyze_provenance
 from ..recompiles.analysis import recompiles
 from ..recompiles.links import name_failing_guards
-from ..userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
+from ..user_locations import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from . import KernelCall, RunFacts, StageOutcome, StageSpec, WrongGraph
 from .printed_numbers import printed_lines
 

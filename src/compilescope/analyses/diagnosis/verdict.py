@@ -15,7 +15,7 @@ from ..errors import (
 )
 from ..export import DimConflict
 from ..graph_breaks.resume_names import function_label
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from . import (
     ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EXPORT, FAILED, FELL_BACK, NO_COMPILE, PASSED, PROGRAM, RUNTIME,
     STAGES, TIMED_OUT, ProgramSeed, RunFacts, StageOutcome, Verdict,

@@ -15,7 +15,7 @@ from ..cudagraphs import NEVER_RECORDED
 from ..dynamic_shapes import number_text, placement_text, read_placement
 from ..status import MISSING, counts_text
 from ..unread import Unread
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from ..run_facts import RunFacts, short_path
 from ..run_facts.words import break_at, crash_line, failed_compiles, place_text
 from ..time_threshold import TimeThreshold

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from ...wording import count, first_listed, format_seconds, possessive
-from ..userloc import is_python_library_file
+from ..user_locations import is_python_library_file
 from ..run_facts import RunFacts
 from . import Change, RunDiff
 

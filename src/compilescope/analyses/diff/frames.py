@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from ...wording import and_list, count, possessive, times
-from ..userloc import is_python_library_file
+from ..user_locations import is_python_library_file
 from ..run_facts import FrameFacts, RunFacts
 from . import Change
 

@@ -33,7 +33,7 @@ from dataclasses import field
 from typing import Any
 
 from ...wording import and_list, count, first_listed
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from ...model.records import dataclass
 from .resume_names import function_label
 from .wording import BreakWording

@@ -11,7 +11,7 @@ from typing import Any
 from ...model.ids import compilation_key
 from ...model.trace import Trace
 from ..compiled_frames import compiled_location
-from ..userloc import UserLocation, inline_frame, is_framework_file, traceback_frames
+from ..user_locations import UserLocation, inline_frame, is_framework_file, traceback_frames
 from . import GraphBreak, GraphBreaks, TransformCall
 from .compile_index import CompileIndex, compile_index, ran_before
 from .compiled_around import compiled_split, link_compiled_callees, resumed_at

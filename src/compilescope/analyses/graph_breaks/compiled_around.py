@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...model.ids import compilation_key
 from ...model.trace import Compile, Trace
 from ..compiled_frames import compiled_frame
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from . import CompiledCallee, CompiledSplit, GraphBreak
 from .resume_names import resume_of
 

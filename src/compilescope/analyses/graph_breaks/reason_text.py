@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from ...lazy_regex import lazy_compile
-from ..userloc import (UserLocation, is_framework_file, is_python_library_file, last_code_frame, last_user_frame,
-                       section, traceback_frames)
+from ..user_locations import (UserLocation, is_framework_file, is_python_library_file, last_code_frame, last_user_frame,
+                              section, traceback_frames)
 from . import TransformCall
 
 ARTIFACT = "dynamo_graph_break_reason"

@@ -11,7 +11,7 @@ from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
 from ...model.trace import Compile, Trace
 from ..compiled_frames import compiled_location
-from ..userloc import last_user_stack_frame
+from ..user_locations import last_user_stack_frame
 from . import CompiledCallee
 from .compile_index import DISPATCH, CompileIndex
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ...lazy_regex import lazy_compile
 from ...wording import and_list
-from ..userloc import UserLocation, is_torch_file
+from ..user_locations import UserLocation, is_torch_file
 from .resume_names import resume_of
 
 if TYPE_CHECKING:

@@ -55,7 +55,7 @@ from ..repeated_blocks import Regional
 from ..torch_warnings import TorchWarnings
 from ..unread import Unread
 from ..user_kernels import UserKernels
-from ..userloc import UserLocation, is_python_library_file
+from ..user_locations import UserLocation, is_python_library_file
 from ...wording import count
 from ...model.records import dataclass
 

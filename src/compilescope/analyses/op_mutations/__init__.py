@@ -83,7 +83,7 @@ from typing import Any, NamedTuple
 from ...model.records import dataclass
 from ...model.trace import Compile
 from ...wording import LISTED, first_listed
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 # What mutates_args says where torch cannot tell: every Tensor argument may be written
 UNKNOWN = "unknown"
 # How an op is defined (OpSource.form, UndeclaredMutation.form)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...model.source_files import NO_FILES, SourceFiles
 from ...model.trace import Trace
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from . import (CUSTOM_OP, NOT_FOUND, OVERLOAD_NOT_SHOWN, TRITON_OP, DroppedCall, FoundCalls, GraphPlace, MovedRead,
                OpCall, OpMutations, OpSource, UndeclaredMutation, UnreadSource)
 from .calling_files import add_file_ops, import_roots, imported_files, importers, read_calling_files, read_lines

@@ -9,7 +9,7 @@ from ...model.ids import compilation_key
 from ...model.trace import Compile, Trace
 from ..cached_lines import CACHE_HITS
 from ..fx_sites import AOT_FORWARD, GRAPH_ARTIFACT, graph_nodes, op_call_sites
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from . import DroppedCall, FoundCalls, GraphPlace, OpCall
 
 

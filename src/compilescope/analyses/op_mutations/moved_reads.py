@@ -13,7 +13,7 @@ from operator import itemgetter
 
 from ...model.trace import Compile, Trace
 from ..fx_sites import NODE_MAPPINGS, graph_nodes
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from . import GraphPlace, MovedRead
 
 MAX_CALL_CHARS = 4_000  # a graph node's call parsed to see which of its arguments is which

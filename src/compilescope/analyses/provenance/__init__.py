@@ -50,7 +50,7 @@ from ...lazy_regex import lazy_compile
 from ...model.ids import CompileId
 from ...model.payloads import PayloadRef
 from ...model.records import dataclass
-from ..userloc import is_python_library_file, is_toolchain_file
+from ..user_locations import is_python_library_file, is_toolchain_file
 
 KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
 

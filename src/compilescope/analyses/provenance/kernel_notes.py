@@ -11,7 +11,7 @@ from ...model.source_files import NO_FILES, SourceFiles
 from ..user_kernels import CUSTOM_KERNEL, LaunchSites, definition_text
 from ..user_kernels import definition as user_definition
 from ..user_kernels import definitions as user_definitions
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from . import KernelTrace, KernelWork, UserLine, is_users_file, reaching_user_line, without_handle
 from .inferred_nodes import kernel_ops, names_op, post_node_sources
 from .line_mappings import dict_or_empty, names_in, node_name

@@ -25,7 +25,7 @@ def user_lines_at(stacks: Iterable[list[UserLine]], file: str, line: int) -> lis
     return list(found.values())
 
 
-# A kernel stack trace's frame: userloc.TRACEBACK_FRAME's line, but the function may be absent (`File "x.py", line 1`,
+# A kernel stack trace's frame: user_locations.TRACEBACK_FRAME's line, but the function may be absent (`File "x.py", line 1`,
 # a format the provenance artifacts were logged in), so not that pattern
 _FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d{1,9})(?:, in (?P<function>.+))?\s*$')
 _MARKER = lazy_compile(r"^\s*[\^~]+\s*$")  # the ^^^^ under the code

@@ -39,8 +39,8 @@ from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specializati
 from ..graph_breaks.resume_names import function_label
 from ..installed_guards import GUARDS_ARTIFACT, pinned_lengths, pinned_state
 from ..stack_values import name_stack_values
-from ..userloc import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_variables, name_closures,
-                       user_source_name)
+from ..user_locations import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_variables, name_closures,
+                              user_source_name)
 
 BACKWARD_REASONS_HINT = "TORCH_LOGS=compiled_autograd_verbose"  # without it, torch does not log why
 
@@ -68,7 +68,7 @@ CHANGE_LABELS = {
 }
 
 # A NumPy array the compiled function takes is guarded as the tensor Dynamo makes of it, `___from_numpy(a)`
-# (userloc.NUMPY_SOURCE); its failed dtype check names torch's dtypes ("expected Float, actual
+# (user_locations.NUMPY_SOURCE); its failed dtype check names torch's dtypes ("expected Float, actual
 # Double"), said as NumPy names them.
 TORCH_DTYPE_WORDS = lazy_compile(r"(?<=expected )(?P<expected>\w{1,40}), actual (?P<actual>\w{1,40})")
 NUMPY_DTYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16", "Int": "int32",

@@ -13,7 +13,7 @@ from ...wording import and_list, first_listed, possessive
 from ..dynamic_shapes import dynamo_config
 from ..graph_breaks.resume_names import function_label
 from ..stack_values import StackValue
-from ..userloc import UserLocation, user_source_name
+from ..user_locations import UserLocation, user_source_name
 from . import FailedGuard, NUMPY_DTYPES, RecompileStep, TORCH_DTYPE_WORDS, numpy_array
 from .reasons import FLAG
 

@@ -12,7 +12,7 @@ from ...wording import and_list, count
 from ..compiled_frames import CompiledFrames, wrapped_module
 from ..graph_breaks.resume_names import function_label
 from ..stack_values import StackValues
-from ..userloc import UserLocation, code_origin
+from ..user_locations import UserLocation, code_origin
 from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles
 from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_static, flag_advice, number_dynamic_failed,
                      numpy_dtype_advice, parameter_guards, requires_grad_advice, size_advice)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ...model.trace import Compile, Trace
-from ..userloc import UserLocation, closure_owner, is_torch_file, traceback_frames
+from ..user_locations import UserLocation, closure_owner, is_torch_file, traceback_frames
 from . import FailedGuard, LengthHistory, PinnedByTrees, RecompileStep
 from .advice import ADVICE
 

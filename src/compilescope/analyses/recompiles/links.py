@@ -10,7 +10,7 @@ from ...model.ids import compilation_key
 from ..compile_time import CompileTimes
 from ..dynamic_shapes import Specialization
 from ..errors import CompileErrors, RECOMPILE_LIMIT
-from ..userloc import FRAME_SOURCE
+from ..user_locations import FRAME_SOURCE
 from . import FailedGuard, FrameRecompiles, Recompiles, SIZE_GUARD
 from .advice import ITEM_IN_GRAPH, NUMBER_MADE_DYNAMIC, NUMBER_SPECIALIZED_AGAIN, SPECIALIZED_ADVICE
 

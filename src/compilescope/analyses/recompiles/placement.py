@@ -14,8 +14,8 @@ from ..compiled_frames import CompiledFrames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
 from ..installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from ..stack_values import StackValues
-from ..userloc import (FRAME_SOURCE, UserLocation, is_clipped_torch_file, is_torch_file, last_user_stack_frame,
-                       placed_at_call, user_source_name)
+from ..user_locations import (FRAME_SOURCE, UserLocation, is_clipped_torch_file, is_torch_file, last_user_stack_frame,
+                              placed_at_call, user_source_name)
 from . import CompileTexts, FailedGuard, RecompileStep, SIZE_GUARD
 from .advice import (CACHE_ADVICE, CACHE_ADVICE_GENERATE, GENERATED_SIZE_ADVICE, marked_size_one_advice, marking_call,
                      stack_size_advice)
@@ -251,7 +251,7 @@ def place_argument_guards(steps: list[tuple[RecompileStep, Compile]], code: User
                            compiled_frames: CompiledFrames) -> None:
     """Places each failed guard on how many arguments or which keywords a call passes, where torch placed it in a
     library's frame (transformers' deprecation.py:126, inside its decorator), at the user's call that passed them so
-    (generate() at hf_llama.py:39): the rule that places the frame's arguments (userloc.placed_at_call)."""
+    (generate() at hf_llama.py:39): the rule that places the frame's arguments (user_locations.placed_at_call)."""
     for step, entry in steps:
         caller = compiled_frames.called_from(entry.compile_id)
         for guard in step.failed_guards if caller is not None else []:

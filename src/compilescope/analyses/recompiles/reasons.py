@@ -7,7 +7,7 @@ import re
 
 import orjson
 
-from ..userloc import UserLocation, last_user_frame
+from ..user_locations import UserLocation, last_user_frame
 from . import FailedGuard
 
 ARTIFACT = "recompile_reasons"

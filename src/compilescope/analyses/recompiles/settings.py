@@ -11,7 +11,7 @@ from dataclasses import replace
 from ...model.trace import Compile
 from ...wording import and_list
 from ..compiled_frames import CompiledFrames
-from ..userloc import FRAME_SOURCE, UserLocation, last_user_stack_frame, user_source_name
+from ..user_locations import FRAME_SOURCE, UserLocation, last_user_stack_frame, user_source_name
 from . import PinnedByTrees, RecompileStep, StateChange
 
 # What each part of a failed GLOBAL_STATE guard ("GLOBAL_STATE changed: grad_mode ") is, in the API that sets it

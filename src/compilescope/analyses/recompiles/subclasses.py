@@ -10,7 +10,7 @@ from ..compiled_frames import CompiledFrames
 from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, skipped_frame
 from ..graph_breaks.subclasses import UNTRACED_OBJECT
 from ..installed_guards import GUARDS_ARTIFACT, guarded_source, object_type, tensor_check, tensor_subclass
-from ..userloc import user_source_name
+from ..user_locations import user_source_name
 from . import CompileTexts, FailedGuard, RecompileStep
 from .placement import tree_sources
 from .settings import user_caller

@@ -68,7 +68,7 @@ class FrameFacts:
     exported_at: str | None = None
     # "hf_llama.py:32, 39": the user's lines that called it, where it is not the user's code (a library's frame,
     # whether it recompiled, broke or compiled once), in the order its compiles came from them, worded as the report's
-    # recompiles name it (userloc.called_at_text). Words only: frames are matched by key. "" in facts saved before it
+    # recompiles name it (user_locations.called_at_text). Words only: frames are matched by key. "" in facts saved before it
     # was kept.
     called_at: str = ""
 

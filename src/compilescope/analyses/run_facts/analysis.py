@@ -23,7 +23,7 @@ from ..provenance.line_mappings import text_lines
 from ..provenance.stack_traces import KERNEL_STACK_TRACES, kernel_traces
 from ..status import status_counts
 from ..torch_warnings import TorchWarnings
-from ..userloc import UserLocation, called_at_text, code_origin, export_call, is_torch_file
+from ..user_locations import UserLocation, called_at_text, code_origin, export_call, is_torch_file
 from . import FrameFacts, GraphFacts, RunFacts
 from .printed_graphs import graph_nodes, kernel_counts, not_a_user_line
 

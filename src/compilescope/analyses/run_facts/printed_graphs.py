@@ -9,7 +9,7 @@ from typing import Any
 
 from ..fx_sites import FX_NODE, FX_SOURCE_COMMENT
 from ..numpy_graphs import numpy_target
-from ..userloc import is_python_library_file, is_toolchain_file
+from ..user_locations import is_python_library_file, is_toolchain_file
 
 
 _CALL = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")

@@ -56,7 +56,7 @@ from ...model.records import dataclass
 from ...wording import Listed, cut, format_seconds, said
 from ..graph_breaks.resume_names import resume_of
 from ..graph_breaks.wording import EXPLICIT_BREAK
-from ..userloc import UserLocation, is_torch_file
+from ..user_locations import UserLocation, is_torch_file
 
 SCHEMA_VERSION = 1
 # What a line's notes name of a long list (a model's line makes hundreds of nodes; its top call's ops sit on hundreds

@@ -28,7 +28,7 @@ from ..recompiles.analysis import recompiles
 from ..stack_values import StackValues
 from ..state_lines import StateLine
 from ..user_kernels import UserKernels, user_kernels
-from ..userloc import UserLocation
+from ..user_locations import UserLocation
 from . import LineNotes, SourceFile, Sources
 from .break_sites import add_breaks, graph_break_sites, resume_frames
 from .calls import add_guarded_calls

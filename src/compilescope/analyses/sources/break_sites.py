@@ -10,7 +10,7 @@ from ..compiled_frames import compiled_frame
 from ..graph_breaks import GraphBreaks
 from ..graph_breaks.resume_names import resume_of
 from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, parse_reason
-from ..userloc import UserLocation, traceback_frames
+from ..user_locations import UserLocation, traceback_frames
 from . import GraphBreakSite, NoteAt, resumed_function
 from .file_text import Quotes, is_user_source
 

@@ -13,7 +13,7 @@ from ...location import NOT_A_FILE, NOT_HERE, TOO_BIG
 from ...model.source_files import MAX_SOURCE_BYTES, SourceFiles
 from ...model.trace import Compile, Trace
 from ..compiled_frames import ORIGINAL_BYTECODE_SUFFIX
-from ..userloc import is_triton_file
+from ..user_locations import is_triton_file
 from . import resumed_function
 
 # A `dis` row that starts a source line: the line number comes first, within the first few columns (3.10-3.12:

@@ -17,7 +17,7 @@ from ..installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL
 from ..recompiles import Recompiles
 from ..stack_values import StackValues, name_stack_values
 from ..state_lines import StateLine, state_lines
-from ..userloc import numpy_in_words
+from ..user_locations import numpy_in_words
 from . import CodeGuards, NoteAt
 from .calls import CODE_GUARD
 from .file_text import Quotes
