@@ -35,7 +35,7 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.provenance.inferred_nodes._OP", "compilescope.analyses.provenance.inferred_nodes._KERNEL_OPS",
     "compilescope.analyses.graph_breaks.reason_text.BREAK_HEADER",
     "compilescope.analyses.graph_breaks.reason_text._DOCS",
-    "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",
+    "compilescope.analyses.compile_errors._QUOTED_SOURCE", "compilescope.analyses.compile_errors._CARET",
     "compilescope.analyses.installed_guards.GUARD_LINE", "compilescope.analyses.installed_guards._TYPE",
     "compilescope.analyses.insights.graph_breaks_and_recompiles.TENSOR_NAME",
     "compilescope.analyses.user_locations._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",

@@ -3,7 +3,7 @@ from the raw log, as the comment beside it says."""
 
 from compilescope.analyses.caches import caches
 from compilescope.analyses.compile_time import compile_times
-from compilescope.analyses.errors import CONFIRM_USER_BACKEND
+from compilescope.analyses.compile_errors import CONFIRM_USER_BACKEND
 from compilescope.ingest.reader import read_trace
 
 from .conftest import peer, report, run_cli

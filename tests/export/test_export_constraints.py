@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from compilescope.analyses.errors import DYNAMO, EXPORT_STEPS, EXPORT_STRICT_LABEL, NEXT_STEPS
+from compilescope.analyses.compile_errors import DYNAMO, EXPORT_STEPS, EXPORT_STRICT_LABEL, NEXT_STEPS
 from compilescope.analyses.export import export_report
 from compilescope.analyses.insights import Insights
 from compilescope.analyses.insights.analysis import insights

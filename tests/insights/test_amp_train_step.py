@@ -89,7 +89,7 @@ def test_a_break_that_skips_its_own_frame_is_no_fullgraph_error():
     # and the f-string's format of that symbol (BUILD_STRING) could not be traced: torch logs "Failed to handle graph
     # break gracefully. Skipping the function and falling back to eager" without naming the frame, and the compile
     # fails (fail_type Unsupported) while the program goes on, printing each step's loss.
-    from compilescope.analyses.errors import FULLGRAPH_STEP
+    from compilescope.analyses.compile_errors import FULLGRAPH_STEP
 
     raw = _raw_metrics(CLIP_LOG)
     print_line = _line('print(f"loss {loss.item():.4f}")')
@@ -113,7 +113,7 @@ def test_each_copy_of_a_concatenated_log_counts_only_what_its_own_calls_ran_befo
     # line or after in the file, the copies' logged after it included (500 pieces in 100 copies). What ran before
     # each copy's failure is its own: the failed frame's earlier compiles and the resume functions of train_step at the
     # print's line or after that succeeded in the copy, read from the raw log, shifted by the copy's frame offset.
-    from compilescope.analyses.errors import compile_errors
+    from compilescope.analyses.compile_errors import compile_errors
 
     raw = _raw_metrics(CLIP_LOG)
     print_line = _line('print(f"loss {loss.item():.4f}")')

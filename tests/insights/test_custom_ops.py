@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from compilescope.analyses.errors import NEXT_STEPS, RETRY_AOT_EAGER, compile_errors
+from compilescope.analyses.compile_errors import NEXT_STEPS, RETRY_AOT_EAGER, compile_errors
 from compilescope.analyses.fx_sites import op_call_site
 from compilescope.analyses.graph_breaks.analysis import graph_breaks
 from compilescope.ingest.reader import read_trace

@@ -9,7 +9,7 @@ import re
 
 from rich.console import Console
 
-from compilescope.analyses.errors import COND_BRANCHES_STEP, compile_errors
+from compilescope.analyses.compile_errors import COND_BRANCHES_STEP, compile_errors
 from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary

@@ -7,7 +7,7 @@ user's code: it is one INFO finding, the user's own findings stay as they are, a
 
 from __future__ import annotations
 
-from compilescope.analyses.errors import LIBRARY_STEP
+from compilescope.analyses.compile_errors import LIBRARY_STEP
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.user_locations import is_python_library_file
 from compilescope.ingest.reader import read_trace

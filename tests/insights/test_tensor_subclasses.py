@@ -17,7 +17,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.compile_summary import compile_summaries
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.diff.analysis import diff_runs
-from compilescope.analyses.errors import FULLGRAPH_STEP
+from compilescope.analyses.compile_errors import FULLGRAPH_STEP
 from compilescope.analyses.insights import Finding
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.advice import ADVICE

@@ -16,7 +16,7 @@ from compilescope.analyses.diagnosis import ACCURACY_RUN, AOT_EAGER, BACKEND, EA
 from compilescope.analyses.diagnosis.reproduce import repro_graph
 from compilescope.analyses.diagnosis.stage_outcome import stage_outcome
 from compilescope.analyses.diagnosis.verdict import decide
-from compilescope.analyses.errors import compile_errors
+from compilescope.analyses.compile_errors import compile_errors
 from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diagnosis import diagnosis_json, diagnosis_page, print_verdict

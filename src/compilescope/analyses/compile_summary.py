@@ -21,7 +21,7 @@ from .caches import CACHES
 from .compile_time import PHASES, STILL_COMPILING
 from .compiled_frames import CompiledFrames, wrapped_function
 from .cudagraphs import CudaGraphCompile
-from .errors import OUTPUT_CODE, CompileError
+from .compile_errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak
 from .insights import Insights
 from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,

@@ -687,7 +687,7 @@ def as_export_time(times: CompileTimes, trace: Trace) -> None:
     """The compile time of a log whose every compile is torch.export's, told in export words: strict export's
     Dynamo trace is its timeline's row, not "[-/-] fullgraph_capture"; and the time outside any compile id is one
     row per strict torch.export call (export_calls_times), not all of them added up under NO_COMPILE_ID."""
-    from .errors import EXPORT_STRICT_LABEL  # (errors imports this module: the label is its failures' too)
+    from .compile_errors import EXPORT_STRICT_LABEL  # (compile_errors imports this module: the label is its failures' too)
 
     times.export_only = True
     for row in times.timeline:
@@ -706,7 +706,7 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
     user's call; Compile.earlier_metrics keeps each): the timeline's rows outside any compile id that start within
     its start_time_us..end_time_us, by phase; else its own times. Its records (each trace counts its frames from 0
     again: every call's are [0/0]'s) are those logged after the call before it and up to its metrics."""
-    from .errors import EXPORT_STRICT_LABEL  # (errors imports this module)
+    from .compile_errors import EXPORT_STRICT_LABEL  # (compile_errors imports this module)
     calls = [(entry, call) for entry in trace.metrics_compiles(sort=False)
              if entry.compile_id is None and entry.metrics is not None
              and (call := export_call(entry.metrics_stack)) is not None]

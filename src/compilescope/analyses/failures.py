@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from ..model.ids import CompileId, compilation_key
 from ..model.trace import Trace
-from .errors import CompileErrors, CompilerDiagnostic, metrics_number
+from .compile_errors import CompileErrors, CompilerDiagnostic, metrics_number
 from .graph_breaks import GraphBreaks
 from .graph_breaks.reason_text import internal_restart
 from ..wording import format_seconds
@@ -100,7 +100,7 @@ def restart_note(reason: str, metrics: Mapping[str, Any]) -> str | None:
 
 def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None,
                           breaks: GraphBreaks | None = None) -> list[FailureRow]:
-    """One row per failure and restart; `errors` (analyses.errors) supply the user frame when torch logged none,
+    """One row per failure and restart; `errors` (analyses.compile_errors) supply the user frame when torch logged none,
     `breaks` (analyses.graph_breaks) the graph break of a restart whose reason torch did not work out."""
     # (a compile id's error, and each of those outside one by its metrics record: several strict torch.export calls)
     by_key = {(e.compile_id, e.metrics_number): e for e in errors.errors} if errors is not None else {}

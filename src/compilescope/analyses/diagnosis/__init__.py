@@ -4,7 +4,7 @@ The stages follow the PyTorch troubleshooting guide: the program runs with its
 torch.compile backend forced to "eager" (Dynamo only), then "aot_eager" (Dynamo +
 AOTAutograd), then as written (Inductor unless it chose another backend). The first
 stage that fails names the culprit; within a stage, the failing compile's stage comes
-from analyses/errors.py (one classifier for the whole project). A compile whose exception
+from analyses/compile_errors.py (one classifier for the whole project). A compile whose exception
 the program caught, going on to exit 0 or to compile more, fails no stage: the
 program runs past it as written. A process that dies in native code (a segfault, an abort: the
 stack `compilescope run` records with faulthandler) fails its stage whatever its exit status, and the
@@ -38,14 +38,14 @@ from typing import Any
 
 from ...model.records import dataclass
 from ..crash import Crash, GeneratedLine
-from ..errors import STAGE_LABELS, CompileError
+from ..compile_errors import STAGE_LABELS, CompileError
 from ..export import DimConflict, ExportIssue
 from ..numerics import Numerics
 from ..op_mutations import OpMutations
 from ..provenance import UserLine
 from ..user_locations import UserLocation
 
-# Stage keys beyond errors.py's: a failure with no failed compile in the trace.
+# Stage keys beyond compile_errors.py's: a failure with no failed compile in the trace.
 RUNTIME = "compiled_runtime"  # the compiled code raised (or crashed) when it ran
 PROGRAM = "program"  # the program fails with torch.compile disabled too
 ACCURACY = "accuracy"  # compiled results differ from eager
@@ -150,7 +150,7 @@ class WrongGraph:
     label: str | None = None  # "[0/0] inference", as the provenance page names the graph
     code_file: str | None = None  # the output code's artifact
     kernels: list[KernelCall] = field(default_factory=list)
-    hooks: list[str] = field(default_factory=list)  # the compile's *_TESTING_ONLY settings (errors.testing_hooks)
+    hooks: list[str] = field(default_factory=list)  # the compile's *_TESTING_ONLY settings (compile_errors.testing_hooks)
 
     @property
     def user_lines(self) -> list[UserLine]:

@@ -5,7 +5,7 @@ written (they cost speed), compiles that failed in a run the program went on wit
 from __future__ import annotations
 
 from ...wording import count
-from ..errors import AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, RECOMPILE_LIMIT, USER_BACKEND, CompileError
+from ..compile_errors import AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, RECOMPILE_LIMIT, USER_BACKEND, CompileError
 from ..recompiles import EXPECTED
 from . import StageOutcome
 

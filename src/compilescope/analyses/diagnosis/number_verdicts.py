@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 
 from ...wording import count
-from ..errors import AOT, INDUCTOR, USER_BACKEND
+from ..compile_errors import AOT, INDUCTOR, USER_BACKEND
 from . import ACCURACY, BACKEND, DIFFERS, PASSED, ROUNDING, SKIPPED, PrintedChange, ProgramSeed, StageOutcome, Verdict
 from .notes import caught_seen, costs_seen, precision_seen, stage_noun, where_lines
 from .printed_numbers import ROUNDING_ATOL, ROUNDING_RTOL, LineKey

@@ -11,7 +11,7 @@ from . import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, FELL_BACK, FORCE_BACKEND_ENV, NO_COMPILE, REPRO_ENV, REPRO_INPUTS, Command,
     MinifyPlan, MinifyResult, ReproGraph, StageOutcome, Verdict, save_dirs,
 )
-from ..errors import INDUCTOR, KERNEL_COMPILE, LOWERING
+from ..compile_errors import INDUCTOR, KERNEL_COMPILE, LOWERING
 
 def repro_graph(source: str) -> ReproGraph | None:
     try:

@@ -9,7 +9,7 @@ import re
 from ...model.source_files import NO_FILES, SourceFiles
 from ...model.trace import Trace
 from ..crash import GeneratedLine, generated_line, output_code_files, parse_crash, unrecorded_crash
-from ..errors import RECOMPILE_LIMIT, CompileError, compile_errors, testing_hooks
+from ..compile_errors import RECOMPILE_LIMIT, CompileError, compile_errors, testing_hooks
 from ..export import export_report
 from ..graph_breaks.analysis import graph_breaks
 from ..numerics import numerics

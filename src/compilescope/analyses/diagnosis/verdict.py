@@ -1,5 +1,5 @@
 """decide(): the verdict of a diagnosis from its stages' outcomes. The first stage that fails names the culprit:
-a compile error (its stage from analyses/errors.py), a crash in native code, a run-time error of the compiled code,
+a compile error (its stage from analyses/compile_errors.py), a crash in native code, a run-time error of the compiled code,
 wrong results the program's own check or torch's accuracy check found, a failed torch.export; where every stage runs,
 a frame that hit the recompile limit, or the numbers the stages printed (number_verdicts.py)."""
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ...wording import count, possessive
 from ..crash import STATIC_LAUNCHER_ADVICE
-from ..errors import (
+from ..compile_errors import (
     AOT, DYNAMO, INDUCTOR, NARROWING_STEPS, RECOMPILE_LIMIT, TESTING_HOOKS_LEAD, USER_BACKEND, YOUR_SCRIPT,
     testing_hooks_step,
 )

@@ -44,7 +44,7 @@ from ..cudagraphs import CudaGraphs
 from ..dynamic_shapes import DynamicShapes
 from ..empty_graphs import EmptyGraphs
 from ..environment import Environment
-from ..errors import CompileError, CompileErrors
+from ..compile_errors import CompileError, CompileErrors
 from ..freezing import Freezing
 from ..graph_breaks import GraphBreak, GraphBreaks
 from ..numerics import Numerics

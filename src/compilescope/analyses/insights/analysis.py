@@ -17,7 +17,7 @@ from ..cudagraphs import cudagraphs
 from ..dynamic_shapes import dynamic_shapes
 from ..empty_graphs import empty_graphs
 from ..environment import environment
-from ..errors import compile_errors
+from ..compile_errors import compile_errors
 from ..export import ExportReport, export_report
 from ..freezing import freezing
 from ..graph_breaks.analysis import graph_breaks

@@ -9,7 +9,7 @@ from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
 from ..compile_time import CompileTimes
 from ..dynamic_shapes import Specialization
-from ..errors import CompileErrors, RECOMPILE_LIMIT
+from ..compile_errors import CompileErrors, RECOMPILE_LIMIT
 from ..user_locations import FRAME_SOURCE
 from . import FailedGuard, FrameRecompiles, Recompiles, SIZE_GUARD
 from .advice import ITEM_IN_GRAPH, NUMBER_MADE_DYNAMIC, NUMBER_SPECIALIZED_AGAIN, SPECIALIZED_ADVICE

@@ -313,7 +313,7 @@ def run_facts(results: Results) -> RunFacts:
               for b in found.graph_breaks.breaks]
     failures = []
     # Where torch named a line of its own (a compiled nonstrict_trace function fails in torch's wrapper), the user's
-    # line the error's traceback has (analyses.errors) is where it failed.
+    # line the error's traceback has (analyses.compile_errors) is where it failed.
     user_line = {e.compile_id: f"{e.location.filename}:{e.location.line}" for e in found.errors.errors
                  if e.location is not None and e.location_kind == "failure" and not is_torch_file(e.location.filename)}
     # A frame Dynamo skipped after a break it could not resume from ran eagerly: said as the errors finding says it.

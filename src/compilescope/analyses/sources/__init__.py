@@ -202,7 +202,7 @@ class LineNotes:
     # from the kernel stack traces, which run from the compiled frame inward: {"file", "line", "function",
     # "compile_ids"}, one per innermost line. The graph holds those ops, though no FX node names this line.
     calls: list[dict[str, Any]] = field(default_factory=list)
-    # Compilations that failed here (errors.py's location of each: where it failed, or the frame it compiled).
+    # Compilations that failed here (compile_errors.py's location of each: where it failed, or the frame it compiled).
     failures: list[dict[str, Any]] = field(default_factory=list)
     # The program died here: the innermost frame of the user's code on the stack of its uncaught exception or crash.
     crashes: list[dict[str, Any]] = field(default_factory=list)

@@ -15,7 +15,7 @@ from ..aoti import Aoti
 from ..autotuning import Autotuning, autotuning
 from ..crash import Crashes
 from ..dynamic_shapes import DynamicShapes, dynamic_shapes
-from ..errors import CompileErrors
+from ..compile_errors import CompileErrors
 from ..graph_breaks import GraphBreaks
 from ..graph_breaks.analysis import graph_breaks
 from ..numerics import Numerics, numerics

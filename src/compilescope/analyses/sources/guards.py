@@ -12,7 +12,7 @@ from ...model.ids import compilation_key
 from ...model.payloads import PayloadRef
 from ...model.trace import Compile, Frame, Trace
 from ..dynamic_shapes import DynamicShapes
-from ..errors import CompileErrors
+from ..compile_errors import CompileErrors
 from ..installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL
 from ..recompiles import Recompiles
 from ..stack_values import StackValues, name_stack_values

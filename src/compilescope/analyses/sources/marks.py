@@ -17,7 +17,7 @@ from ..activation_checkpoint import ActivationCheckpointing
 from ..aoti import Aoti
 from ..autotuning import Autotuning
 from ..crash import Crashes
-from ..errors import CompileErrors, metrics_number
+from ..compile_errors import CompileErrors, metrics_number
 from ..graph_breaks import GraphBreaks
 from ..numerics import Numerics
 from ..op_mutations import OpMutations
@@ -35,7 +35,7 @@ def failed_compilations(trace: Trace) -> set[str]:
 
 def add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes | None,
                   at: NoteAt, quotes: Quotes) -> None:
-    """Each compile failure and crash on its user line, placed as errors.py and crash.py place them (not again here)."""
+    """Each compile failure and crash on its user line, placed as compile_errors.py and crash.py place them (not again here)."""
     # The attempt whose metrics tell a failure, by their artifact's number: its page shows the failure message.
     dirs = {metrics_number(entry): entry.dir_name for entry in trace.metrics_compiles() if entry.compile_id is not None}
     for error in errors.errors if errors is not None else ():
