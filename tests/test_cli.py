@@ -556,7 +556,7 @@ NOT_FOR_A_PLAIN_REPORT = (
     "compilescope.ingest.profile", "compilescope.model.profile", "compilescope.analyses.runtime",  # --profile
     "compilescope.ingest.saved", "compilescope.model.codec",  # --load, --save
     "compilescope.analyses.log_digest", "compilescope.analyses.rank_summary",  # several logs, several ranks
-    "compilescope.worker", "compilescope.ingest.rank_logs",  # the per-log job (batches, ranks), a directory's ranks
+    "compilescope.log_job", "compilescope.ingest.rank_logs",  # the per-log job (batches, ranks), a directory's ranks
     "compilescope.cli.batch", "compilescope.cli.multirank", "compilescope.cli.executors",
     *(f"compilescope.cli.{name}" for name in ("run", "demo", "summary", "diagnose", "dump_src", "diff", "check", "serve")),
     "compilescope.analyses.diff", "compilescope.analyses.check", "compilescope.analyses.diagnosis",

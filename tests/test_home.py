@@ -37,7 +37,7 @@ def _files(root: Path) -> list[str]:
 
 
 def test_importing_everything_writes_nothing(empty_home, tmp_path):
-    code = ("import compilescope, compilescope.cli, compilescope.render.html, compilescope.api, compilescope.worker;"
+    code = ("import compilescope, compilescope.cli, compilescope.render.html, compilescope.api, compilescope.log_job;"
             "from compilescope.cli import report, batch, multirank, summary")
     env = {**os.environ, "HOME": str(empty_home), "COMPILESCOPE_TEMPLATE_CACHE": ""}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=env)

@@ -6,7 +6,7 @@ Layers, lowest first (a module imports only from its own layer or lower ones):
   1 ingest (reads logs into the model)
   2 analyses (pure functions of the model)
   3 render (html, json, terminal: formats results)
-  4 output, report_writer, worker, runner, diagnose: write files, one log's report, run one log's map, run programs
+  4 output, report_writer, log_job, runner, diagnose: write files, one log's report, run one log's map, run programs
   5 the front ends: cli, api, capture, demo
   6 __main__
 and nothing but __main__ imports cli (capture and the API are beside the CLI, not above it).
@@ -31,7 +31,7 @@ LAYERS = {
     "ingest": 1,
     "analyses": 2,
     "render": 3,
-    "output": 4, "report_writer": 4, "worker": 4, "runner": 4, "diagnose": 4,
+    "output": 4, "report_writer": 4, "log_job": 4, "runner": 4, "diagnose": 4,
     "cli": 5, "api": 5, "capture": 5, "demo": 5, "bytecode_capture": 5, "_child": 5,
     "__main__": 6,
 }
@@ -242,7 +242,7 @@ def test_function_level_and_relative_imports_are_read():
     graph = import_graph()
     # cli/report.py imports batch inside ReportCommand.run (a function-level, relative import)
     assert "compilescope.cli.batch" in graph["compilescope.cli.report"]
-    assert "compilescope.worker" in graph["compilescope.cli.batch"]
+    assert "compilescope.log_job" in graph["compilescope.cli.batch"]
 
 
 def private_imports() -> list[str]:

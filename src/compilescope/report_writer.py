@@ -1,7 +1,7 @@
 """One log's report: write every file of it, and save or load its analysis (--save / --load).
 
 A single report (cli/report.py), the API and the per-log worker of batches and
-ranks (worker.py) all write through here. Writing goes through OutputDir
+ranks (log_job.py) all write through here. Writing goes through OutputDir
 (output.py), confined to the report's directory.
 """
 

@@ -26,7 +26,7 @@ class LogDigest:
     findings: list[dict[str, str]] = field(default_factory=list)  # the most urgent first: severity, title
     error: str | None = None  # the log could not be read at all
     # The log was read (every figure above stands), but its own report could not be written: where, why and what to
-    # do, in a line (worker.write_failure), as a rank's RankSummary.report_not_written.
+    # do, in a line (log_job.write_failure), as a rank's RankSummary.report_not_written.
     report_not_written: str | None = None
     # Of statuses' "ok", the compile ids that compiled and made no graph at all (empty_graphs.no_graph): their status
     # is tlparse's, but nothing of them runs compiled, and the report's cards count them apart ("1 compiled, with no

@@ -21,7 +21,7 @@ from ..output import OutputDir, report_destination, shown_output
 from ..render.html import preload_templates
 from ..render.html.batch import batch_files
 from ..render.notices import logs_report_lines
-from ..worker import LogDone, LogJob, report_log
+from ..log_job import LogDone, LogJob, report_log
 from .browser import open_browser
 from .report_args import report_options
 from .workers import default_jobs, file_size, run_jobs

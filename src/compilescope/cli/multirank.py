@@ -1,6 +1,6 @@
 """Multi-rank reports: every rank's report under rank_<N>/, built in parallel, and a landing page.
 
-Each rank is one job for a worker (worker.report_log), run by an executor (executors.py: local
+Each rank is one job for a worker (log_job.report_log), run by an executor (executors.py: local
 processes, or a dask.distributed cluster): it reads the rank's log where it lies (a local path or a
 URL), writes the rank's report into rank_<N>/ of the output location, spools the rank's chromium
 events, and returns only the rank's summary. The coordinator never holds a trace: a worker's memory is
@@ -30,7 +30,7 @@ from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer
 from ..render.notices import ranks_report_lines
 from ..render.options import ReportOptions
 from ..wording import count, possessive
-from ..worker import LogDone, LogJob, job_size, lost_log, report_log
+from ..log_job import LogDone, LogJob, job_size, lost_log, report_log
 from .browser import open_browser
 from .report_args import report_options
 from .executors import LocalExecutor, RankExecutor, make_executor
@@ -39,7 +39,7 @@ from .workers import default_jobs
 
 
 
-# A rank's job and result are the per-log worker's (worker.py); these names say which kind they are here.
+# A rank's job and result are the per-log worker's (log_job.py); these names say which kind they are here.
 RankJob = LogJob
 RankDone = LogDone
 

@@ -9,7 +9,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, TypeVar
 
 from ..cores import default_jobs
-from ..worker import file_size, peak_rss_mb
+from ..log_job import file_size, peak_rss_mb
 
 __all__ = ["default_jobs", "file_size", "peak_rss_mb", "run_jobs"]
 

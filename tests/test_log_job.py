@@ -1,4 +1,4 @@
-"""One per-log worker (worker.report_log) serves batch, multi-rank and any other executor: plain, picklable values."""
+"""One per-log worker (log_job.report_log) serves batch, multi-rank and any other executor: plain, picklable values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pickle
 
 from compilescope.cli import _parser, load_command
 from compilescope.cli.report_args import report_options
-from compilescope.worker import LogDone, LogJob, report_log
+from compilescope.log_job import LogDone, LogJob, report_log
 
 from .conftest import torch213
 
