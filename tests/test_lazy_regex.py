@@ -77,7 +77,7 @@ def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
 # by lr_scheduler.py, torch's own graph_break()) are restarts whose reasons name no torch.amp function (no
 # MOD_SKIPLIST in the log) and are no restart of Dynamo's own (no "RestartAnalysis'>"), and its one warning (the
 # profiler's record function) is no fail_on_recompile refusal (no "Detected recompile"): their patterns stay uncompiled.
-PRECHECKED = ("compilescope.analyses.graph_breaks._AMP_SKIPPED",
+PRECHECKED = ("compilescope.analyses.graph_breaks.wording._AMP_SKIPPED",
               "compilescope.analyses.graph_breaks.reason_text._INTERNAL_RESTART",
               "compilescope.analyses.torch_warnings._REFUSAL")
 
