@@ -1,11 +1,16 @@
 """The line splitter: envelopes, payload continuation, and lines that are neither."""
 
+import gzip
 import hashlib
 import io
 
+from compilescope.ingest import lines
 from compilescope.ingest.envelope import decode_envelope
 from compilescope.ingest.handlers import KNOWN_KINDS
-from compilescope.ingest.lines import read_raw_records
+from compilescope.ingest.lines import GLOG_PREFIX, read_raw_records
+from compilescope.ingest.reader import read_trace
+
+from .conftest import record_calls, torch213
 
 PREFIX = b"V1206 15:18:20.254000 1500233 torch/_dynamo/convert_frame.py:961] "
 
@@ -93,3 +98,17 @@ def test_payload_lines_keep_their_own_tabs_and_drop_only_the_leading_one(monkeyp
     for chunk in (5, 64, 1 << 20):
         monkeypatch.setattr(lines_module, "CHUNK", chunk)
         assert [(r.lineno, r.payload_bytes(), r.payload_lines) for r in records(data)] == expected, chunk
+
+
+def test_chromium_events_prefixes_are_not_parsed_to_renumber_their_compiles(monkeypatch):
+    """The frame renumbering (resets.place) asks every compile record's pid, chromium events' too: the pid alone is
+    read from the prefix, which stays unparsed where nothing else reads it (lazy prefix parsing's point)."""
+    log = torch213("automatic_dynamic.log.gz")
+    envelopes = [line for line in gzip.decompress(log.read_bytes()).split(b"\n") if GLOG_PREFIX.match(line)]
+    chromium = [line for line in envelopes if b'] {"chromium_event"' in line]
+    assert len(chromium) > len(envelopes) / 2  # (most of the log's records: what the check is about)
+    parsed = record_calls(monkeypatch, lines, "_parse_prefix", lambda m: m[0])
+    trace = read_trace(str(log))
+    assert trace.n_compile_ids > 1  # (renumbering placed compile records)
+    assert 0 < len(parsed) <= len(envelopes) - len(chromium)
+    assert not [p for p in parsed if p in {line[:len(p)] for line in chromium}]
