@@ -52,6 +52,7 @@ def graph_break_sites(trace: Trace, quotes: Quotes | None = None,
     resumes: resume_frames' (made here where not given)."""
     sites: dict[tuple, GraphBreakSite] = {}
     statements: dict[int, set[tuple[str, int]]] = {}  # break -> the statements of compiled frames it stopped at
+    eager_seen: dict[int, set[tuple[str, int]]] = {}  # break -> its eager_lines, as a set (not a scan of the list)
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = compiled_frame(entry)
@@ -83,8 +84,10 @@ def graph_break_sites(trace: Trace, quotes: Quotes | None = None,
             compiled_name = resumed_function(compiled_name) or compiled_name
             eager = _eager_frames(user, compiled_name)
             statements.setdefault(site.index, set()).add(eager[0].key)
+            seen = eager_seen.setdefault(site.index, set())
             for f in eager:
-                if f.key not in site.eager_lines:
+                if f.key not in seen:
+                    seen.add(f.key)
                     site.eager_lines.append(f.key)
                 if f.code:
                     site.quoted.setdefault(f.key, f.code)

@@ -38,6 +38,7 @@ def add_compiles(trace: Trace, provenance: Provenance, failed_keys: set[str], at
     # (path, line, compile id) of each LineNotes.frames entry: a scan of a line's frames per compile was quadratic in
     # its compiles (a function compiled after 20,000 resets)
     framed: set[tuple[str, int, str]] = set()
+    named: dict[tuple[str, int, str], set[str]] = {}  # (path, line, compile id) -> LineNotes.graphs[compile id], as a set
     # compile id -> its kernels' stacks: they place a graph node FX comments with torch's file (user_lines_at)
     kernel_stacks = {compilation_key(cp.compile_id): [frames for section in cp.sections for kernel in section.kernels
                                                       for frames in kernel.frames]
@@ -52,7 +53,7 @@ def add_compiles(trace: Trace, provenance: Provenance, failed_keys: set[str], at
             if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None:
                 sites_of_graph = fx_node_sites(trace.payload_text(artifact.payload))
                 captured.graph_sites.setdefault(key, []).extend(sites_of_graph)
-                add_graph_nodes(sites_of_graph, key, kernel_stacks.get(key, ()), at, quotes)
+                add_graph_nodes(sites_of_graph, key, kernel_stacks.get(key, ()), at, quotes, named)
             elif artifact.name == GUARDS_ARTIFACT and artifact.payload is not None:
                 captured.guard_sites.append((key, entry, artifact.payload))
     return captured
@@ -78,14 +79,23 @@ def add_frame(trace: Trace, entry: Compile, key: str, failed_keys: set[str], fra
 
 
 def add_graph_nodes(sites_of_graph: list[FxNodeSite], key: str, kernel_stacks: Iterable[list[UserLine]],
-                    at: NoteAt, quotes: Quotes) -> None:
-    """A graph's nodes, by name, on the user lines their FX comments name; a node whose comment names torch's file
-    (through a subclass's __torch_function__: _tensor.py) on the user lines its kernels' stacks reach it from."""
+                    at: NoteAt, quotes: Quotes, named: dict[tuple[str, int, str], set[str]]) -> None:
+    """A graph's nodes, by name, on the user lines their FX comments name, each once; a node whose comment names
+    torch's file (through a subclass's __torch_function__: _tensor.py) on the user lines its kernels' stacks reach it
+    from. named: the names each line holds of each compile so far (a scan of the line's list per node was quadratic
+    in the nodes of one line)."""
     for node_site in sites_of_graph:
         quotes.add(node_site.path, node_site.line, node_site.code)
         places = [(node_site.path, node_site.line)]
         if not is_users_file(node_site.path):
             places = [(u.file, u.line) for u in user_lines_at(kernel_stacks, *places[0])]
-        for n in filter(None, (at(*place) for place in places)):
+        for path, line in places:
+            n = at(path, line)
+            if n is None:
+                continue
             names = n.graphs.setdefault(key, [])
-            names.extend(x for x in node_site.nodes if x not in names)
+            seen = named.setdefault((path, line, key), set())
+            for name in node_site.nodes:
+                if name not in seen:
+                    seen.add(name)
+                    names.append(name)

@@ -1,0 +1,43 @@
+"""Work the source analysis (and its page) does once per report, not again: counted in calls and comparisons on real
+logs, not timed."""
+
+from __future__ import annotations
+
+from compilescope.analyses.sources import captured
+from compilescope.analyses.sources.analysis import note_sources
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+
+
+class _CountedName(str):
+    """A node name that counts its comparisons by value: a hash set's lookup of a new name makes none, a list scan one
+    per name before it."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountedName.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_a_lines_graph_nodes_are_deduplicated_without_scanning_the_line(monkeypatch):
+    trace = read_trace(str(torch213("module_mode_loops.log.gz")))
+    sites_of = captured.fx_node_sites
+
+    def counted_sites(text: str):
+        sites = sites_of(text)
+        for site in sites:
+            site.nodes = [_CountedName(n) for n in site.nodes]
+        return sites
+
+    monkeypatch.setattr(captured, "fx_node_sites", counted_sites)
+    _CountedName.compared = 0
+    noted = note_sources(trace)
+    per_line = [len(names) for lines in noted.notes.values() for n in lines.values() for names in n.graphs.values()]
+    assert max(per_line) >= 50  # (a line with many nodes of one graph: what a scan was quadratic in)
+    # A set's lookup compares by value only a name hashed alike: at most the names seen again.
+    assert _CountedName.compared <= sum(per_line)
+
