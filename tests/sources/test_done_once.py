@@ -3,11 +3,13 @@ logs, not timed."""
 
 from __future__ import annotations
 
-from compilescope.analyses.sources import captured
+import re
+
+from compilescope.analyses.sources import LineNotes, captured
 from compilescope.analyses.sources.analysis import note_sources
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import report, torch213
 
 
 class _CountedName(str):
@@ -40,4 +42,23 @@ def test_a_lines_graph_nodes_are_deduplicated_without_scanning_the_line(monkeypa
     assert max(per_line) >= 50  # (a line with many nodes of one graph: what a scan was quadratic in)
     # A set's lookup compares by value only a name hashed alike: at most the names seen again.
     assert _CountedName.compared <= sum(per_line)
+
+
+def test_a_lines_recompile_notes_are_worked_out_once_for_its_badge_and_its_notes(monkeypatch, tmp_path):
+    asked: dict[int, int] = {}  # id of a line's LineNotes -> how often its recompile_notes were worked out
+    worked_out = LineNotes.recompile_notes.fget
+
+    def counted(notes: LineNotes):
+        asked[id(notes)] = asked.get(id(notes), 0) + 1
+        return worked_out(notes)
+
+    monkeypatch.setattr(LineNotes, "recompile_notes", property(counted))
+    report(torch213("module_state.log.gz"), tmp_path / "out", "-j", "1")
+    recompiled = re.findall(r'<span class="b b-guard" title="[^"]*">recompiled ', _source_pages_text(tmp_path / "out"))
+    assert recompiled  # (lines with a recompiled badge and recompile notes: what the check is about)
+    assert asked and max(asked.values()) == 1
+
+
+def _source_pages_text(out) -> str:
+    return "".join(page.read_text(encoding="utf-8") for page in sorted((out / "sources").glob("*.html")))
 

@@ -447,16 +447,16 @@ class LineNotes:
         changes at every call recompiles at each, up to the recompile limit a program may raise)."""
         return cut(self.recompiled)
 
-    @property
-    def recompiled_title(self) -> Listed[str]:
-        """The title of the recompiled badge: for each of the first LISTED recompiles that compiled, the checks of this
-        line it failed, the first LISTED ("[0/2]: the guard of [0/1] failed: self.step == 1 and ..."); each recompile's
-        note says them whole. A recompile checks every earlier compilation, so uncut they grew as the square of the
-        recompiles."""
+    @staticmethod
+    def recompiled_title(recompile_notes: list[RecompileNote]) -> Listed[str]:
+        """The title of the recompiled badge, of a line's recompile_notes (asked once a line: its notes say them too):
+        for each of the first LISTED recompiles that compiled, the checks of this line it failed, the first LISTED
+        ("[0/2]: the guard of [0/1] failed: self.step == 1 and ..."); each recompile's note says them whole. A
+        recompile checks every earlier compilation, so uncut they grew as the square of the recompiles."""
         return cut([f"{r.recompile}: " + said(cut([
             f'the {"guard" if len(c.failed_in) == 1 else "guards"} of {", ".join(c.failed_in)} failed: '
             f'{c.described or c.guard}' for c in r.checks]), " and ")
-            for r in self.recompile_notes if r.failed is None])
+            for r in recompile_notes if r.failed is None])
 
     @property
     def _caused(self) -> set[str]:
