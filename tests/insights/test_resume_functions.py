@@ -164,7 +164,7 @@ def test_a_lambdas_resume_function_is_the_rest_of_the_lambda(tmp_path):
 
     with read_trace(str(log)) as trace:
         notes = analyze_sources(trace).file(path).notes[17]
-        [site] = graph_break_sites(trace)
+        [site] = graph_break_sites(trace).sites
     assert [fr["function"] for fr in notes.started_frames] == ["<lambda>"]
     assert notes.rest_of == "<lambda>"
     assert [(r.function, r.resumed) for r in notes.resume_notes] == [("torch_dynamo_resume_in_<lambda>_at_17", "<lambda>")]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 
-from compilescope.analyses.sources import LineNotes, captured
+from compilescope.analyses.analyze import analyze
+from compilescope.analyses.graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
+from compilescope.analyses.sources import LineNotes, break_sites, captured
 from compilescope.analyses.sources.analysis import note_sources
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import report, torch213
+from ..conftest import record_calls, report, torch213
 
 
 class _CountedName(str):
@@ -62,3 +64,14 @@ def test_a_lines_recompile_notes_are_worked_out_once_for_its_badge_and_its_notes
 def _source_pages_text(out) -> str:
     return "".join(page.read_text(encoding="utf-8") for page in sorted((out / "sources").glob("*.html")))
 
+
+def test_the_graph_breaks_tracebacks_are_read_once_a_report(monkeypatch):
+    """The insights (the summary's eager lines) and the source analysis (the lines' notes) both read the breaks."""
+    log = torch213("graph_breaks.log")
+    with read_trace(str(log)) as trace:
+        artifacts = [a for entry in trace.sorted_compiles() for a in entry.artifacts
+                     if a.name == GRAPH_BREAK_ARTIFACT and a.payload is not None]
+        read = record_calls(monkeypatch, break_sites, "traceback_frames", lambda text: text)
+        results = analyze(trace)
+    assert len(artifacts) >= 2 and results.sources.graph_breaks
+    assert len(read) == len(artifacts)

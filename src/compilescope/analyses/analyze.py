@@ -12,6 +12,7 @@ from .insights.analysis import insights
 from .provenance.analysis import analyze_provenance
 from .results import Results
 from .sources.analysis import note_sources, source_pages
+from .sources.break_sites import graph_break_sites
 from .state_lines import link_switch_lines
 from .transformed import transformed_code
 from .stack_trie import build_stack_trie, outside_stacks
@@ -33,7 +34,8 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
 
         runtime = analyze_runtime(trace, provenance, profiles)
     export = export_report(trace)
-    found = insights(trace, runtime, export, files)
+    break_sites = graph_break_sites(trace)  # (the insights' summary and the source pages both read the breaks)
+    found = insights(trace, runtime, export, files, break_sites)
     outside = outside_stacks(trace)
     compiles = compile_summaries(trace, statuses, found)
     # Lines the report links to that no note of the source analysis places: where torch warned, the user frames of
@@ -52,7 +54,8 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     # (the insights' recompiles: the sources read their failed guards, which nothing after the analysis changes)
     noted = note_sources(trace, provenance=provenance, recompile_info=found.recompiles, errors=found.errors,
                          crashed=found.crashes, linked_locations=linked, export_only=export.only,
-                         checkpointing=found.checkpointing, breaks=found.graph_breaks, autotuned=found.autotuning,
+                         checkpointing=found.checkpointing, breaks=found.graph_breaks, break_sites=break_sites,
+                         autotuned=found.autotuning,
                          aoti=found.aoti, numerics_found=found.numerics, own_kernels=found.user_kernels,
                          mutations=found.op_mutations, files=files)
     link_switch_lines(found.recompiles, noted.changed_state)  # (the mode and requires_grad advice, with their lines)

@@ -27,7 +27,7 @@ from ..op_mutations.analysis import op_mutations
 from ..recompiles.analysis import recompiles
 from ..recompiles.links import link_specializations, link_times, name_failing_guards
 from ..repeated_blocks import regional
-from ..sources.break_sites import add_eager_lines, graph_break_sites
+from ..sources.break_sites import BreakSites, add_eager_lines, graph_break_sites
 from ..stack_values import StackValues
 from ..status import compiled_attempts
 from ..torch_warnings import PENDING_BACKWARD, torch_warnings
@@ -41,10 +41,11 @@ if TYPE_CHECKING:
 
 
 def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None,
-             files: SourceFiles = NO_FILES) -> Insights:
+             files: SourceFiles = NO_FILES, break_sites: BreakSites | None = None) -> Insights:
     """export: the log's export_report(trace), where the caller has it already (computed here otherwise). files: the
     user's files as ingest read them (user_kernels' and op_mutations' files_wanted, then op_mutations.calling_files.modules_wanted):
-    the kernels' def lines and the custom ops' definitions are read there."""
+    the kernels' def lines and the custom ops' definitions are read there. break_sites: graph_break_sites(trace), where
+    the caller has it (the source analysis reads it too; made here otherwise)."""
     printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
     stack_values = StackValues(trace)  # (recompiles and dynamic shapes both name ___stack sources)
     ins = Insights(
@@ -74,7 +75,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         user_kernels=user_kernels(trace, files),
         op_mutations=op_mutations(trace, files),
     )
-    add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
+    add_eager_lines(ins.graph_breaks, (break_sites if break_sites is not None else graph_break_sites(trace)).sites)
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
     link_times(ins.recompiles, ins.compile_time)
     name_failing_guards(ins.errors, ins.recompiles)

@@ -30,7 +30,7 @@ from ..state_lines import StateLine
 from ..user_kernels import UserKernels, user_kernels
 from ..user_locations import UserLocation
 from . import LineNotes, SourceFile, Sources
-from .break_sites import add_breaks, graph_break_sites, resume_frames
+from .break_sites import BreakSites, add_breaks, graph_break_sites
 from .calls import add_guarded_calls
 from .captured import add_compiles
 from .file_text import Quotes, is_user_source, read_disk
@@ -73,6 +73,7 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
                     errors: CompileErrors | None = None, crashed: Crashes | None = None,
                     stack_values: StackValues | None = None, export_only: bool = False,
                     checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None,
+                    break_sites: BreakSites | None = None,
                     autotuned: Autotuning | None = None, aoti: Aoti | None = None,
                     numerics_found: Numerics | None = None,
                     own_kernels: UserKernels | None = None, mutations: OpMutations | None = None,
@@ -85,6 +86,7 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
     marked on the user line its analysis placed it at (a file with no other note gets a page for it). export_only:
     ExportReport.only, the log's every compile torch.export's. breaks: graph_breaks' (made here where not given): the
     functions Dynamo skipped and the higher-order op calls that ran uncompiled because of one, marked on their lines.
+    break_sites: graph_break_sites' (made here where not given; the insights read it too).
     autotuned: autotuning's (made here where not given): max-autotune's searches, on the line of the op each was for.
     aoti: the AOTInductor packages the log compiled, each marked on the user's line that compiled it. numerics_found:
     numerics' (made here where not given): the lines whose compiled results differ from eager's, and why. own_kernels:
@@ -114,9 +116,10 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
     failed_keys = failed_compilations(trace)
     provenance = provenance if provenance is not None else analyze_provenance(trace, files)
     captured = add_compiles(trace, provenance, failed_keys, at, quotes)
-    resumes = resume_frames(trace)
-    sites = graph_break_sites(trace, quotes, resumes)
-    add_breaks(sites, resumes, failed_keys, at)
+    break_sites = break_sites if break_sites is not None else graph_break_sites(trace)
+    break_sites.quote(quotes)
+    sites = break_sites.sites
+    add_breaks(sites, break_sites.resumes, failed_keys, at)
     recompile_info = recompile_info if recompile_info is not None else recompiles(trace, stack_values)
     add_failed_guards(recompile_info, errors, at, quotes)
     changed_state = add_state_changes(trace, recompile_info, files, at)

@@ -1,6 +1,7 @@
 """The distinct graph breaks (reason and innermost user line) read from their user tracebacks, with the lines that
-ran eagerly because of each and the resume functions that took over after it (graph_break_sites), all of it noted on
-the lines (add_breaks); the summary's breaks given those lines (add_eager_lines)."""
+ran eagerly because of each and the resume functions that took over after it (graph_break_sites, once a report: the
+insights and the source analysis both read it), all of it noted on the lines (add_breaks); the summary's breaks given
+those lines (add_eager_lines)."""
 
 from __future__ import annotations
 
@@ -46,10 +47,24 @@ def resume_frames(trace: Trace) -> dict[tuple[str, int, str], list[str]]:
     return found
 
 
-def graph_break_sites(trace: Trace, quotes: Quotes | None = None,
-                      resumes: dict[tuple[str, int, str], list[str]] | None = None) -> list[GraphBreakSite]:
-    """Distinct graph breaks with the lines that ran eagerly because of them and the resume functions after them.
-    resumes: resume_frames' (made here where not given)."""
+class BreakSites:
+    """What graph_break_sites read of the breaks' tracebacks. (Not saved: no dataclass.)"""
+
+    def __init__(self, sites: list[GraphBreakSite], quoted: list[UserLocation],
+                 resumes: dict[tuple[str, int, str], list[str]]) -> None:
+        self.sites = sites  # the distinct breaks, in the order first seen
+        self.quoted = quoted  # every frame of their tracebacks, in order, each once: what they quote of each line
+        self.resumes = resumes  # resume_frames'
+
+    def quote(self, quotes: Quotes) -> None:
+        """The tracebacks' frames quoted, as read."""
+        for f in self.quoted:
+            quotes.add(f.filename, f.line, f.code, f.function)
+
+
+def graph_break_sites(trace: Trace) -> BreakSites:
+    """Distinct graph breaks with the lines that ran eagerly because of them and the resume functions after them."""
+    quoted: dict[tuple[str, int, str | None, str | None], UserLocation] = {}  # (Quotes.add's arguments, each once)
     sites: dict[tuple, GraphBreakSite] = {}
     statements: dict[int, set[tuple[str, int]]] = {}  # break -> the statements of compiled frames it stopped at
     eager_seen: dict[int, set[tuple[str, int]]] = {}  # break -> its eager_lines, as a set (not a scan of the list)
@@ -61,9 +76,8 @@ def graph_break_sites(trace: Trace, quotes: Quotes | None = None,
                 continue
             text = trace.payload_text(artifact.payload)
             frames = traceback_frames(_user_traceback(text))
-            if quotes is not None:
-                for f in frames:
-                    quotes.add(f.filename, f.line, f.code, f.function)
+            for f in frames:
+                quoted.setdefault((f.filename, f.line, f.code, f.function), f)
             user = [f for f in frames if is_user_source(f.filename)]
             if not user:
                 continue
@@ -93,15 +107,16 @@ def graph_break_sites(trace: Trace, quotes: Quotes | None = None,
                     site.quoted.setdefault(f.key, f.code)
     # A resume function `torch_dynamo_resume_in_f_at_N` took over after the break whose eager statement is f's line N.
     # (by the line each resumes after: each break's statements look theirs up, not every resume function each)
+    resumes = resume_frames(trace)
     resumed_after: dict[tuple[str, int], list[str]] = {}
-    for rpath, rline, name in resumes if resumes is not None else resume_frames(trace):
+    for rpath, rline, name in resumes:
         resumed_after.setdefault((rpath, rline), []).append(name)
     for site in sites.values():
         for statement in sorted(statements.get(site.index, ())):
             for name in resumed_after.get(statement, ()):
                 if name not in site.resume_functions:
                     site.resume_functions.append(name)
-    return sorted(sites.values(), key=lambda s: s.index)
+    return BreakSites(sorted(sites.values(), key=lambda s: s.index), list(quoted.values()), resumes)
 
 
 def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
