@@ -5,7 +5,6 @@ recompile, checked against the raw log's guard trees and the program."""
 from __future__ import annotations
 
 import ast
-import gzip
 import re
 
 from compilescope.analyses.analyze import analyze
@@ -13,18 +12,11 @@ from compilescope.analyses.recompiles import StateChange
 from compilescope.analyses.state_lines import change_lines
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import line_holding, torch213, torch213_moved
+from ..conftest import line_holding, payloads_by_compile, torch213, torch213_moved
 
 LOG = "module_mode_loops.log.gz"
 PROGRAM = torch213(LOG).parents[1] / "programs" / "module_mode_loops.py"
 
-
-def _payloads(name: str) -> dict[str, str]:
-    """compile id ("[0/1]") -> payload of each event named name (an envelope's first key, or an artifact's name)."""
-    text = gzip.open(torch213(LOG), "rt").read()
-    return {f"[{m[1]}/{m[2]}]": m[3] for m in re.finditer(
-        r'^V[^\n]*\] \{"(?:artifact": \{"name": ")?' + name + r'"[^\n]*"frame_id": (\d+), "frame_compile_id": (\d+)'
-        r'[^\n]*\n((?:\t[^\n]*\n)*)', text, re.M)}
 
 
 def _marked(tmp_path, programs=None) -> dict[int, list[tuple[str, str, str]]]:
@@ -45,7 +37,7 @@ def test_a_mode_set_through_a_loop_over_modules_or_children_is_marked(tmp_path):
     """The guard trees pin each of the 70 Dropouts' training True in [0/0], False in [0/1] (the loop over
     model.modules() assigning m.training = False), True again in [0/2] (Net.dropout_on: a loop over
     self.drops.children() assigning m.training = True); torch's reasons name drops[0]'s flag for both."""
-    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    trees, reasons = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str"), payloads_by_compile(torch213(LOG), "recompile_reasons")
     assert [{_mode(trees[c], d) for d in range(70)} for c in ("[0/0]", "[0/1]", "[0/2]")] == [
         {"True"}, {"False"}, {"True"}]
     assert "0/0: self._modules['drops']._modules['0'].training == True" in reasons["[0/1]"]
@@ -91,7 +83,7 @@ def test_a_parameter_frozen_beside_more_mode_changes_than_are_looked_for_is_mark
     from compilescope.analyses.insights.analysis import insights
     from compilescope.analyses.state_lines import MAX_STEP_CHANGES, _changes, _looked_for
 
-    trees = _payloads("dynamo_cpp_guards_str")
+    trees = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str")
     frozen = [(p, rg) for tree in (trees["[0/0]"], trees["[0/1]"]) for p, rg in re.findall(
         r"check_tensor\(L\['self'\]._modules\['head'\]._parameters\['(\w+)'\][^\n]*requires_grad=(\w+)", tree)]
     assert sorted(frozen) == [("bias", "False"), ("bias", "True"), ("weight", "False"), ("weight", "True")]
@@ -110,7 +102,7 @@ def test_a_requires_grad_mark_names_every_parameter_its_line_sets(tmp_path):
     """Line 55 freezes head's weight and bias (two calls on one line), lines 59-60 backbone's (a loop over a tuple of
     them): the trees pin head's requires_grad True in [0/0] and False from [0/1], backbone's True until [0/2] and
     False in [0/3]. Each mark names both parameters of its line, not the first change found."""
-    trees = _payloads("dynamo_cpp_guards_str")
+    trees = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str")
 
     def requires_grad(compile_id: str, module: str) -> set[tuple[str, str]]:
         return set(re.findall(r"check_tensor\(L\['self'\]._modules\['" + module + r"'\]._parameters\['(\w+)'\]"
@@ -152,7 +144,7 @@ def test_a_file_a_later_frame_quotes_differently_is_not_marked(tmp_path):
     lines of forward only (24: `x = drop(x)`), frame 1's (rescale, recompiled for factor 3) line 34. A copy of the
     program whose line 34 was edited since the run agrees with every line frame 0 quotes, but not with frame 1's: its
     lines may have moved, so none is marked (the unedited copy's are)."""
-    reasons = _payloads("recompile_reasons")
+    reasons = payloads_by_compile(torch213(LOG), "recompile_reasons")
     rescale = line_holding(PROGRAM, "return x * factor")
     assert f'module_mode_loops.py", line {rescale}, in rescale' in reasons["[1/1]"]
     assert "1/0: factor == 2" in reasons["[1/1]"]
@@ -174,7 +166,7 @@ def test_a_mode_mark_names_every_module_its_line_switches(tmp_path):
     over model.modules()) switched all 70 off and Net.dropout_on's loop (line 29) all 70 back on. Each mark names the
     first four and counts the rest, all 70, though [0/1]'s 72 changes are more than one step's looked for (the
     head's weight and bias beside them), not the first module found."""
-    trees = _payloads("dynamo_cpp_guards_str")
+    trees = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str")
     modes = {c: [_mode(trees[c], d) for d in range(70)] for c in ("[0/0]", "[0/1]", "[0/2]")}
     marked = _marked(tmp_path)
     for line, recompile, before, mode in ((line_holding(PROGRAM, "m.training = False  # dropout off"), "[0/1]", "[0/0]",
@@ -237,7 +229,7 @@ def test_the_mode_advice_names_every_module_the_lines_found_switched(tmp_path):
     [0/1] and True in [0/2], switched by the loop over model.modules() (line 54) and dropout_on's loop (line 29): the
     frame's mode advice names the first modules those lines switched and counts the rest, and says the lines, not
     drops[0] alone."""
-    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    trees, reasons = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str"), payloads_by_compile(torch213(LOG), "recompile_reasons")
     switched = [d for d in range(70) if _mode(trees["[0/0]"], d) != _mode(trees["[0/1]"], d)]
     assert len(switched) == 70
     assert [c for c in ("[0/1]", "[0/2]", "[0/3]") if "._modules['drops']._modules['1'].training" in reasons[c]] == []

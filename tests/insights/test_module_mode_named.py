@@ -6,7 +6,6 @@ against the raw log's guard trees and the program."""
 from __future__ import annotations
 
 import ast
-import gzip
 import re
 
 from compilescope.analyses.analyze import analyze
@@ -14,18 +13,11 @@ from compilescope.analyses.recompiles import StateChange
 from compilescope.analyses.state_lines import change_lines
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import line_holding, torch213, torch213_moved
+from ..conftest import line_holding, payloads_by_compile, torch213, torch213_moved
 
 LOG = "module_mode_named.log.gz"
 PROGRAM = torch213(LOG).parents[1] / "programs" / "module_mode_named.py"
 
-
-def _payloads(name: str) -> dict[str, str]:
-    """compile id ("[0/1]") -> payload of each event named name (an envelope's first key, or an artifact's name)."""
-    text = gzip.open(torch213(LOG), "rt").read()
-    return {f"[{m[1]}/{m[2]}]": m[3] for m in re.finditer(
-        r'^V[^\n]*\] \{"(?:artifact": \{"name": ")?' + name + r'"[^\n]*"frame_id": (\d+), "frame_compile_id": (\d+)'
-        r'[^\n]*\n((?:\t[^\n]*\n)*)', text, re.M)}
 
 
 def _analyzed(tmp_path):
@@ -50,7 +42,7 @@ def test_parameters_frozen_in_a_loop_over_a_named_lists_modules_are_marked_and_a
     froze them; torch's reason names neck[0]'s bias. The line is marked for the four, and the requires_grad advice
     names them and the line (`m` was taken for any name, and a bare name's parameters() for the compiled model's only:
     the line was not marked, and the advice named neck[0]'s bias alone)."""
-    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    trees, reasons = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str"), payloads_by_compile(torch213(LOG), "recompile_reasons")
     for module in ("backbone", "neck"):
         assert _requires_grad(trees["[0/0]"], module) == {("weight", "True"), ("bias", "True")}, module
         assert _requires_grad(trees["[0/1]"], module) == {("weight", "False"), ("bias", "False")}, module
@@ -76,7 +68,7 @@ def test_a_mode_set_in_a_loop_over_a_named_tuple_marks_only_its_modules(tmp_path
     line backbone[1]. The loop's line is the one for neck[1] and head[1] alone, the assignment's the one for
     backbone[1] (both were said to be one of 2 lines that may switch backbone[1]: `m` was taken for any name, so for
     the model)."""
-    trees = _payloads("dynamo_cpp_guards_str")
+    trees = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str")
     for module in ("head", "neck", "backbone"):
         modes = [re.findall(re.escape(f"L['self']._modules['{module}']._modules['1'].training == ") + r"(\w+)",
                             trees[c]) for c in ("[0/1]", "[0/2]")]

@@ -6,7 +6,6 @@ guard trees and the program."""
 from __future__ import annotations
 
 import ast
-import gzip
 import re
 
 from compilescope.analyses.analyze import analyze
@@ -14,18 +13,11 @@ from compilescope.analyses.recompiles import StateChange
 from compilescope.analyses.state_lines import change_lines
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import line_holding, torch213, torch213_moved
+from ..conftest import line_holding, payloads_by_compile, torch213, torch213_moved
 
 LOG = "module_mode_nested.log.gz"
 PROGRAM = torch213(LOG).parents[1] / "programs" / "module_mode_nested.py"
 
-
-def _payloads(name: str) -> dict[str, str]:
-    """compile id ("[0/1]") -> payload of each event named name (an envelope's first key, or an artifact's name)."""
-    text = gzip.open(torch213(LOG), "rt").read()
-    return {f"[{m[1]}/{m[2]}]": m[3] for m in re.finditer(
-        r'^V[^\n]*\] \{"(?:artifact": \{"name": ")?' + name + r'"[^\n]*"frame_id": (\d+), "frame_compile_id": (\d+)'
-        r'[^\n]*\n((?:\t[^\n]*\n)*)', text, re.M)}
 
 
 def _marked(tmp_path) -> dict[int, list[tuple[str, str, str]]]:
@@ -41,7 +33,7 @@ def test_a_parameter_frozen_in_a_loop_over_an_outer_loops_modules_is_marked(tmp_
     parameter of each child of model.backbone froze them (torch's reason names the bias). The inner loop's module is
     the outer loop's variable, a child of model.backbone: the line is marked for both (it was not: `layer` was taken
     for any name, and a bare name's parameters() for those of the compiled model only)."""
-    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    trees, reasons = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str"), payloads_by_compile(torch213(LOG), "recompile_reasons")
 
     def requires_grad(compile_id: str) -> set[tuple[str, str]]:
         return set(re.findall(r"check_tensor\(L\['self'\]._modules\['backbone'\]._modules\['0'\]._parameters"
@@ -64,7 +56,7 @@ def test_a_mode_set_in_a_loop_over_an_outer_loops_modules_marks_only_the_modules
     backbone[1]. The nested loop's `m` is a module of model.head, so its line is the one for head[1] alone, and the
     assignment's the one for backbone[1] (both were said to be one of 2 lines that may switch backbone[1]: `m` was
     taken for any name, so for the model)."""
-    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    trees, reasons = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str"), payloads_by_compile(torch213(LOG), "recompile_reasons")
     for module in ("head", "backbone"):
         modes = [re.findall(re.escape(f"L['self']._modules['{module}']._modules['1'].training == ") + r"(\w+)",
                             trees[c]) for c in ("[0/1]", "[0/2]")]
@@ -101,7 +93,7 @@ def test_which_nested_loops_can_have_made_the_change():
 def test_the_mode_advice_names_the_module_the_guard_does_not_and_the_lines(tmp_path):
     """torch's reason for [0/2] names head[1]'s flag only; backbone[1]'s changed too, on the assignment's line. The mode
     advice names both modules and both lines (it named head[1] alone)."""
-    reasons = _payloads("recompile_reasons")
+    reasons = payloads_by_compile(torch213(LOG), "recompile_reasons")
     assert "._modules['backbone']._modules['1'].training" not in reasons["[0/2]"]
     results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
     (frame,) = results.insights.recompiles.frames
@@ -117,7 +109,7 @@ def test_the_requires_grad_advice_names_the_parameter_the_guard_does_not_and_the
     """torch's reason for [0/1] names backbone[0]'s bias; its weight was frozen too (the trees pin both
     requires_grad=False from [0/1]), by the same nested loop, the only line for either. The requires_grad advice names
     both and that line (it named the bias alone)."""
-    trees, reasons = _payloads("dynamo_cpp_guards_str"), _payloads("recompile_reasons")
+    trees, reasons = payloads_by_compile(torch213(LOG), "dynamo_cpp_guards_str"), payloads_by_compile(torch213(LOG), "recompile_reasons")
     weight = "L['self']._modules['backbone']._modules['0']._parameters['weight']"
     assert re.search(re.escape(weight) + r"[^\n]*requires_grad=True", trees["[0/0]"])
     assert re.search(re.escape(weight) + r"[^\n]*requires_grad=False", trees["[0/1]"])
