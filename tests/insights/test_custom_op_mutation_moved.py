@@ -13,6 +13,7 @@ import pytest
 
 from compilescope.analyses.op_mutations import UNPLACED, UndeclaredMutation, moved_reads
 from compilescope.analyses.op_mutations.analysis import MAX_MOVED_READS, op_mutations
+from compilescope.analyses.op_mutations.graph_calls import found_calls
 from compilescope.analyses.user_files import op_mutation_files
 from compilescope.ingest.reader import read_trace
 from compilescope.wording import LISTED
@@ -169,3 +170,20 @@ def test_the_summary_and_the_report_list_the_first_calls_and_count_the_rest(tmp_
     shown = (tmp_path / "report" / "index.html").read_text()
     assert shown.count("<em>read after the call:</em> ") == LISTED and "1 more read" not in shown
     assert shown.count(f"<br>{26 - LISTED} more calls</td>") == 1
+
+
+def test_a_call_is_placed_among_all_the_graphs_calls_of_its_op_those_with_no_line_too(tmp_path):
+    """A call's GraphPlace.nth is which of Dynamo's graph's calls of the op it is, as moved_reads finds the call's node
+    (CompiledCalls counts every call): a call under "# No stacktrace found for following nodes" has no line and is not
+    reported, but it is one of those calls. Counted among the reported calls alone, the next call was given the node
+    before it, its written values and reads those of the other."""
+    lines = _fixture_lines(tmp_path)
+    dynamo = payload_envelope_index(lines)
+    call = _index(lines, dynamo, b"torch.ops.mylib.scale.default(l_x_")
+    lines[call - 1:call - 1] = [b"\t        # No stacktrace found for following nodes\n",
+                                b'\t        unsited: "f32[8][1]cpu" = torch.ops.mylib.scale.default(l_x_, 2.0)\n']
+    fix_md5(lines, dynamo)
+    log = tmp_path / "unsited_first.log"
+    log.write_bytes(b"".join(lines))
+    (place,) = found_calls(read_trace(log)).where["mylib::scale"]
+    assert (place.graph_op, place.nth) == ("mylib.scale.default", 1)

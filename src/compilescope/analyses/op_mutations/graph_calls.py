@@ -127,10 +127,11 @@ def aot_overload_order(aot_text: str) -> tuple[dict[tuple[str, int], dict[str, l
     return under, calls
 
 
-def _places(entry: Compile, graph: str, sites: list[tuple[str, str, tuple[str, int], bool]],
+def _places(entry: Compile, graph: str, sites: list[tuple[str, str, tuple[str, int], bool, int]],
             aot_text: str) -> list[GraphPlace]:
     """Each call's GraphPlace: sites holds each call's (the op as Dynamo's graph names it, the overload it ran, its
-    (file, line), whether the log shows that overload), in the graph's order. A call's place among its overload's
+    (file, line), whether the log shows that overload, which of the graph's calls of that op it is), in the graph's
+    order. A call's place among its overload's
     calls is AOTAutograd's, where its line holds as many calls of the overload in Dynamo's graph as in AOTAutograd's
     and none whose overload is not shown: the k-th there is the k-th here (both graphs keep the program's order)."""
     if not sites:
@@ -138,16 +139,14 @@ def _places(entry: Compile, graph: str, sites: list[tuple[str, str, tuple[str, i
     under, totals = aot_overload_order(aot_text)
     shown: dict[tuple[tuple[str, int], str], int] = {}  # (line, overload) -> the calls there the log shows run it
     unshown: set[tuple[tuple[str, int], str]] = set()  # (line, packet) with a call whose overload is not shown
-    for graph_op, ran, line, resolved in sites:
+    for graph_op, ran, line, resolved, _ in sites:
         if resolved:
             shown[(line, ran)] = shown.get((line, ran), 0) + 1
         else:
             unshown.add((line, graph_op))
     places: list[GraphPlace] = []
-    seen: dict[str, int] = {}  # the op as the graph names it -> its calls so far
     taken: dict[tuple[tuple[str, int], str], int] = {}  # (line, overload) -> its calls there so far
-    for graph_op, ran, line, resolved in sites:
-        nth = seen[graph_op] = seen.get(graph_op, -1) + 1
+    for graph_op, ran, line, resolved, nth in sites:
         aot_places = under.get(line, {}).get(ran, [])
         ran_at = None
         if resolved and (line, ran.rsplit(".", 1)[0]) not in unshown and len(aot_places) == shown[(line, ran)]:
@@ -202,9 +201,13 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
                              if a.name in AOT_FORWARD and a.payload is not None), "")
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
             graph = trace.payload_text(artifact.payload)
-            # (op, the call, the op as the graph names it, the overload it ran, its line, whether that is shown)
-            found: list[tuple[str, OpCall, set[str] | None, str, str, tuple[str, int], bool]] = []
+            # (op, the call, the op as the graph names it, the overload it ran, its line, whether that is shown,
+            # which of the graph's calls of graph_op it is: counted over every call, those with no line too, as
+            # CompiledCalls counts them where moved_reads looks the call up)
+            found: list[tuple[str, OpCall, set[str] | None, str, str, tuple[str, int], bool, int]] = []
+            seen: dict[str, int] = {}  # the op as the graph names it -> its calls so far
             for graph_op, site, unused in op_call_sites(graph):
+                nth = seen[graph_op] = seen.get(graph_op, -1) + 1
                 op = _op_name(graph_op)
                 if op is None or site is None:
                     continue
@@ -226,9 +229,9 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
                 dropped = unused and graph_op not in aot_called and launched is None
                 loc = UserLocation(site.path, site.line, site.function, site.code)
                 found.append((op, OpCall(key, loc, dropped, cached), launched, graph_op, ran, (site.path, site.line),
-                              resolved))
-            places = _places(entry, graph, [(g, r, line, res) for _, _, _, g, r, line, res in found], compiled_aot)
-            for (op, call, launched, _, _, _, resolved), place in zip(found, places, strict=True):
+                              resolved, nth))
+            places = _places(entry, graph, [(g, r, line, res, n) for _, _, _, g, r, line, res, n in found], compiled_aot)
+            for (op, call, launched, _, _, _, resolved, _), place in zip(found, places, strict=True):
                 if not resolved:
                     unresolved.setdefault(op, set()).add(len(calls.get(op, ())))
                 calls.setdefault(op, []).append(call)
