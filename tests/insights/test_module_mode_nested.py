@@ -124,8 +124,9 @@ def test_the_requires_grad_advice_names_the_parameter_the_guard_does_not_and_the
 
 
 def test_the_advice_counts_and_says_apart_the_changes_matched_to_no_line(tmp_path):
-    """left_out (the step's changes matched to no line, state_lines' MAX_UNSEARCHED) with few names: the count was
-    len(names) - 4 + left_out, "and -1 more" here, and the advice said all of them were switched at the lines."""
+    """left_out (the step's changes beyond state_lines' MAX_UNSEARCHED, never compared with a line) with few names:
+    the count was len(names) - 4 + left_out, "and -1 more" here, and the advice said all of them were switched at the
+    lines; it says those were not matched to a line (not that the lines did not make them: nobody looked)."""
     from compilescope.analyses.recompiles.advice import mode_advice, requires_grad_advice
 
     results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
@@ -135,7 +136,7 @@ def test_the_advice_counts_and_says_apart_the_changes_matched_to_no_line(tmp_pat
     at = "module_mode_nested.py:9 (`c.eval()`)"
     advice = mode_advice(modes, [], 2, [at])
     assert advice.startswith("self.head[1].training and 2 more are modules' mode"), advice
-    assert f"; switched at {at}, but 2 at no line found)" in advice, advice
+    assert f"; switched at {at}, and 2 more not matched to a line)" in advice, advice
     advice = requires_grad_advice(["L['self']._modules['fc']._parameters['bias']"], [], 1, [at])
     assert advice.startswith("`self.fc.bias` and 1 more changed requires_grad"), advice
-    assert f"; set at {at}, but 1 at no line found)" in advice, advice
+    assert f"; set at {at}, and 1 more not matched to a line)" in advice, advice

@@ -287,12 +287,13 @@ def requires_grad_advice(params: Sequence[str], set_: Sequence[str] = (), left_o
 def _with_lines(names: list[str], left_out: int, verb: str, lines: Sequence[str]) -> tuple[str, str]:
     """The names a mode or requires_grad advice lists (the first _SIZES_LISTED, then how many more, left_out too),
     and what it says of the lines that made the changes: "; switched at file.py:54 (`m.training = False`)", and of
-    left_out apart (matched to no line, they were not switched there): ", but 3 at no line found"."""
+    left_out apart: those changes were never compared with any line (state_lines matches at most MAX_UNSEARCHED of a
+    step), so whether these lines made them is not known: ", and 3 more not matched to a line"."""
     more = max(len(names) - _SIZES_LISTED, 0) + left_out
     shown = and_list(names) if not more else f"{', '.join(names[:_SIZES_LISTED])} and {more} more"
     if not lines:
         return shown, ""
-    unmatched = f", but {left_out} at no line found" if left_out else ""
+    unmatched = f", and {left_out} more not matched to a line" if left_out else ""
     return shown, f"; {verb} at {first_listed(list(lines), shown=_SIZES_LISTED)}{unmatched}"
 
 
