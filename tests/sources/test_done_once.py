@@ -48,13 +48,14 @@ def test_a_lines_graph_nodes_are_deduplicated_without_scanning_the_line(monkeypa
 
 def test_a_lines_recompile_notes_are_worked_out_once_for_its_badge_and_its_notes(monkeypatch, tmp_path):
     asked: dict[int, int] = {}  # id of a line's LineNotes -> how often its recompile_notes were worked out
-    worked_out = LineNotes.recompile_notes.fget
+    cached = LineNotes.__dict__["recompile_notes"]  # (a cached_property: its function, counted)
+    worked_out = cached.func
 
     def counted(notes: LineNotes):
         asked[id(notes)] = asked.get(id(notes), 0) + 1
         return worked_out(notes)
 
-    monkeypatch.setattr(LineNotes, "recompile_notes", property(counted))
+    monkeypatch.setattr(cached, "func", counted)
     report(torch213("module_state.log.gz"), tmp_path / "out", "-j", "1")
     recompiled = re.findall(r'<span class="b b-guard" title="[^"]*">recompiled ', _source_pages_text(tmp_path / "out"))
     assert recompiled  # (lines with a recompiled badge and recompile notes: what the check is about)

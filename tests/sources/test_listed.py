@@ -12,7 +12,7 @@ import re
 
 from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.ingest.reader import read_trace
-from compilescope.wording import LISTED
+from compilescope.wording import LISTED, Listed
 
 from ..conftest import TORCH213_PROGRAMS, report, torch213
 from .test_sources import fx_comments
@@ -69,7 +69,7 @@ def test_the_badge_of_a_line_that_recompiled_more_than_listed_says_the_first_and
     recompiles = _recompiles_of(tmp_path)
     assert len(recompiles) == 11
     [f] = [f for f in analyze_sources(read_trace(LOG)).files if f.name == "many_graphs.py"]
-    assert f.notes[line].recompiled_ids == (recompiles[:LISTED], len(recompiles) - LISTED)
+    assert f.notes[line].recompiled_ids == Listed(recompiles[:LISTED], len(recompiles) - LISTED)
     report(LOG, tmp_path / "report")
     page = html.unescape((tmp_path / "report" / f.page).read_text())
     [(title, badge)] = re.findall(r'<span class="b b-guard" title="torch.compile compiled this frame again because of '
@@ -85,7 +85,7 @@ def test_the_note_of_graphs_alike_more_than_listed_names_the_first_and_how_many_
     graphs = _graphs_of_line(line, tmp_path)
     [f] = [f for f in analyze_sources(read_trace(LOG)).files if f.name == "many_graphs.py"]
     [(ids, nodes)] = f.notes[line].graph_groups
-    assert ids == (graphs[:LISTED], len(graphs) - LISTED) and nodes == (["sin", "add"], 0)
+    assert ids == Listed(graphs[:LISTED], len(graphs) - LISTED) and nodes == Listed(["sin", "add"], 0)
     report(LOG, tmp_path / "report")
     page = html.unescape((tmp_path / "report" / f.page).read_text())
     [note] = re.findall(r'<li class="n-graphs">(.*?)</li>', _row(page, line))
@@ -102,7 +102,7 @@ def test_the_compiled_badge_of_a_function_compiled_more_than_listed_says_the_fir
         r'\{"dynamo_start".*?"frame_id": (\d+), "frame_compile_id": (\d+)', text)]
     assert len(compiles) == 12
     [f] = [f for f in analyze_sources(read_trace(LOG)).files if f.name == "many_graphs.py"]
-    assert f.notes[line].compiled_here == (compiles[:LISTED], len(compiles) - LISTED)
+    assert f.notes[line].compiled_here == Listed(compiles[:LISTED], len(compiles) - LISTED)
     report(LOG, tmp_path / "report")
     page = html.unescape((tmp_path / "report" / f.page).read_text())
     [badge] = re.findall(r'<span class="b b-frame" title="torch.compile compiled the function that starts here">'

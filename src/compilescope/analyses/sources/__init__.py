@@ -45,6 +45,7 @@ DIMENSION_MARKING_GUARD); NoteAt, how note_sources' steps reach a line's notes. 
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import os
 from dataclasses import field
@@ -397,11 +398,13 @@ class LineNotes:
         """The failed guards of this line that caused a recompilation (the rest of guards are installed ones)."""
         return [g for g in self.guards if "recompile" in g]
 
-    @property
+    @functools.cached_property
     def recompile_notes(self) -> list[RecompileNote]:
         """The recompilations failed guards of this line caused, in order, one note each: torch logs a failed check
         per earlier compilation it tried, so one recompile may fail several here (cpu_slower_than_eager.py line 23:
-        [0/2] failed [0/0]'s size check and [0/1]'s), and alike checks of several compilations are one check."""
+        [0/2] failed [0/0]'s size check and [0/1]'s), and alike checks of several compilations are one check.
+        Worked out once, when a page first asks (the badge's title and the notes both say them): only the pages ask,
+        once the analysis has noted every guard."""
         notes: dict[str, RecompileNote] = {}
         checks: dict[tuple[str, str, str | None], FailedCheck] = {}
         caused = self._caused
@@ -447,16 +450,15 @@ class LineNotes:
         changes at every call recompiles at each, up to the recompile limit a program may raise)."""
         return cut(self.recompiled)
 
-    @staticmethod
-    def recompiled_title(recompile_notes: list[RecompileNote]) -> Listed[str]:
-        """The title of the recompiled badge, of a line's recompile_notes (asked once a line: its notes say them too):
-        for each of the first LISTED recompiles that compiled, the checks of this line it failed, the first LISTED
+    @property
+    def recompiled_title(self) -> Listed[str]:
+        """The title of the recompiled badge, of the line's recompile_notes: for each of the first LISTED recompiles that compiled, the checks of this line it failed, the first LISTED
         ("[0/2]: the guard of [0/1] failed: self.step == 1 and ..."); each recompile's note says them whole. A
         recompile checks every earlier compilation, so uncut they grew as the square of the recompiles."""
         return cut([f"{r.recompile}: " + said(cut([
             f'the {"guard" if len(c.failed_in) == 1 else "guards"} of {", ".join(c.failed_in)} failed: '
             f'{c.described or c.guard}' for c in r.checks]), " and ")
-            for r in recompile_notes if r.failed is None])
+            for r in self.recompile_notes if r.failed is None])
 
     @property
     def _caused(self) -> set[str]:

@@ -172,11 +172,9 @@ def _ids_text(cids: Listed[str], dirs: _CompileDirs) -> str:
                        cids.more), " ")
 
 
-def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs,
-                recompile_notes: list[RecompileNote]) -> Iterator[str]:
+def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterator[str]:
     """A line's notes, one item at a time: a line of a long run's model has thousands (one per kernel of each
-    compile), and its notes as one string cost ten times their size while the page is written. recompile_notes: the
-    line's (LineNotes.recompile_notes, which its badge's title says too)."""
+    compile), and its notes as one string cost ten times their size while the page is written."""
     notes = f.notes[n]
     breaks = page.results.sources.graph_breaks
     resume_ids = page.results.sources.resume_compile_ids
@@ -245,7 +243,7 @@ def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs,
             continue
         yield (f'<li class="n-resume">after this line, {rest} was compiled as {links}'
                f'{f"; compiling it as {failed} failed" if failed else ""}</li>')
-    for recompile in recompile_notes:
+    for recompile in notes.recompile_notes:
         failed = _failed_checks_html(recompile)
         if recompile.failed is not None:  # (torch compiled nothing: the recompile limit, or an error)
             yield (f'<li class="n-guard">{failed}; recompiling as {_cid(recompile.recompile, dirs)} failed: '
@@ -432,7 +430,7 @@ def _handle_words_html(name: str, handle: str) -> str:
     return f"{html_text(name[:-len(handle) - 1])}{_HANDLE_MIDDLE_HTML}{html_text(handle)}{_HANDLE_END_HTML}"
 
 
-def _badges(notes: LineNotes, dirs: _CompileDirs, recompile_notes: list[RecompileNote]) -> str:
+def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
     out = []
     if notes.crashes:
         died = "; ".join(c["error"] for c in notes.crashes)
@@ -493,7 +491,7 @@ def _badges(notes: LineNotes, dirs: _CompileDirs, recompile_notes: list[Recompil
         out.append(f'<span class="b b-eager" title="{html_text(e["text"])}">eager: {html_text(short)}</span>')
     if notes.recompiled:
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
-                   f'{html_text(said(LineNotes.recompiled_title(recompile_notes), "; "))}">recompiled '
+                   f'{html_text(said(notes.recompiled_title, "; "))}">recompiled '
                    f'{html_text(said(notes.recompiled_ids, " "))}</span>')
     for changed in notes.state_changes:
         short = {"hook": "hook registered late", "requires_grad": "requires_grad set"}.get(changed["kind"],
@@ -544,9 +542,8 @@ def _line_rows(page: Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
         row = (f'<div class="{cls}" id="{anchor}"{title}><a class="ln" href="#{anchor}">{n}</a>'
                f'<a class="lt" href="#{anchor}" tabindex="-1">{code}</a>')  # one tab stop a line: its number
         if notes:
-            recompile_notes = notes.recompile_notes  # (asked once: the badge's title and the notes both say them)
-            yield f'{row}<span class="badges">{_badges(notes, dirs, recompile_notes)}</span>'
-            yield from _notes_html(page, f, n, dirs, recompile_notes)
+            yield f'{row}<span class="badges">{_badges(notes, dirs)}</span>'
+            yield from _notes_html(page, f, n, dirs)
             yield "</div>"
         else:
             yield row + "</div>"
