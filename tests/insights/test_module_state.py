@@ -9,6 +9,7 @@ import gzip
 import importlib
 import io
 import re
+from collections import Counter
 
 import pytest
 from rich.console import Console
@@ -17,9 +18,12 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
+from compilescope.analyses.installed_guards import pinned_lengths
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.ingest.reader import read_trace
+from compilescope.model.payloads import PayloadRef
+from compilescope.model.trace import Trace
 from compilescope.render.terminal import print_summary
 
 from ..conftest import line_holding, report, run_cli, torch213, torch213_moved
@@ -335,7 +339,41 @@ def test_one_analysis_parses_each_guard_tree_once_and_compares_recompiles_once(m
         results = analyze(trace)
     assert analyses == ["compilescope.analyses.insights.analysis"]
     assert len(parsed) == 7
-    assert {t.strip() for t in parsed} == {re.sub(r"(?m)^\t", "", t).strip() for t in trees.values()}
+    # (the 7 trees, each its own: the hook's list has a new length in each but [0/0]'s)
+    assert [pinned.get("G['activations']") for pinned in map(pinned_lengths, parsed)] == [None, 0, 1, 2, 3, 4, 5]
+    assert results.insights.recompiles.frames[0].avoidable == ["[0/1]", "[0/2]", "[0/4]", "[0/6]"]
+
+
+class _SplitCounted(str):
+    """A guard tree's text that counts each time it is split into its lines."""
+
+    splits: Counter[str]
+
+    def splitlines(self, keepends: bool = False) -> list[str]:
+        self.splits[str(self)] += 1
+        return super().splitlines(keepends)
+
+
+def test_a_report_splits_each_guard_tree_into_lines_once(monkeypatch):
+    # module_state: one frame compiled 7 times; the recompiles read its trees for what each pins, the source pages for
+    # the line each guard came from: one GuardTrees, made by analyze, parses each tree once for both
+    trees = _artifacts(_text("module_state.log.gz"), "dynamo_cpp_guards_str")
+    splits: Counter[str] = Counter()
+    read_payload = Trace.payload_text
+
+    def payload_text(trace: Trace, ref: PayloadRef | None) -> str:
+        text = read_payload(trace, ref)
+        if "TREE_GUARD_MANAGER" not in text:
+            return text
+        counted = _SplitCounted(text)
+        counted.splits = splits
+        return counted
+
+    monkeypatch.setattr(Trace, "payload_text", payload_text)
+    with read_trace(str(torch213("module_state.log.gz"))) as trace:
+        results = analyze(trace)
+    assert len(splits) == len(trees) == 7
+    assert set(splits.values()) == {1}
     assert results.insights.recompiles.frames[0].avoidable == ["[0/1]", "[0/2]", "[0/4]", "[0/6]"]
 
 

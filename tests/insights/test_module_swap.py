@@ -14,7 +14,7 @@ from compilescope.analyses.check import Rules, evaluate
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.installed_guards import pinned_state
+from compilescope.analyses.installed_guards import pinned_state, read_tree
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import line_holding, report, run_cli, torch213, torch213_moved
@@ -54,8 +54,8 @@ def test_hook_on_a_submodule_of_the_users_own_class_registered_after_compiling_i
         "[0/0]"]
     assert f"{BLOCK}._forward_hooks" not in trees["[0/0]"]
     assert len(re.findall(BLOCK_HOOK, trees["[0/1]"])) == 1
-    assert pinned_state(trees["[0/0]"])[f"{BLOCK}._forward_hooks"] == "0"
-    assert pinned_state(trees["[0/1]"])[f"{BLOCK}._forward_hooks"] == "1"
+    assert pinned_state(read_tree(trees["[0/0]"]))[f"{BLOCK}._forward_hooks"] == "0"
+    assert pinned_state(read_tree(trees["[0/1]"]))[f"{BLOCK}._forward_hooks"] == "1"
     # [0/1]'s reason is grad mode (validation under no_grad after eval()): the hook is in no reason, only the trees
     [step] = _frame("module_swap_hook.log.gz").steps
     assert step.guard.guard.startswith("GLOBAL_STATE changed: grad_mode")

@@ -9,6 +9,7 @@ from .compile_summary import compile_summaries, metric_pages
 from .export import export_report
 from .failures import failures_and_restarts
 from .insights.analysis import insights
+from .installed_guards import GuardTrees
 from .provenance.analysis import analyze_provenance
 from .results import Results
 from .sources.analysis import note_sources, source_pages
@@ -35,7 +36,8 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         runtime = analyze_runtime(trace, provenance, profiles)
     export = export_report(trace)
     break_sites = graph_break_sites(trace)  # (the insights' summary and the source pages both read the breaks)
-    found = insights(trace, runtime, export, files, break_sites)
+    guard_trees = GuardTrees(trace)  # (the recompiles' pinned state and the source pages' guards read the trees)
+    found = insights(trace, runtime, export, files, break_sites, guard_trees)
     outside = outside_stacks(trace)
     compiles = compile_summaries(trace, statuses, found)
     # Lines the report links to that no note of the source analysis places: where torch warned, the user frames of
@@ -57,7 +59,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
                          checkpointing=found.checkpointing, breaks=found.graph_breaks, break_sites=break_sites,
                          autotuned=found.autotuning,
                          aoti=found.aoti, numerics_found=found.numerics, own_kernels=found.user_kernels,
-                         mutations=found.op_mutations, files=files)
+                         mutations=found.op_mutations, files=files, guard_trees=guard_trees)
     link_switch_lines(found.recompiles, noted.changed_state)  # (the mode and requires_grad advice, with their lines)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),

@@ -3,12 +3,18 @@
 Each guard line ends with the line of code that made it (`+- KIND: check  # code  # path:N in fn`); a GuardManager
 line names the object it guards and that object's type (`+- GuardManager: source=L['x'], accessed_by=...,
 type=<class 'torch.Tensor'>`). The source pages place every installed guard on its line; the recompiles ask where
-the compile whose guard failed used a tensor, and what object held it.
+the compile whose guard failed used a tensor, and what object held it. GuardTrees parses each tree once a report,
+for all of them: the sites of its guards (GuardSite) and what it pins (pinned_state, pinned_lengths, tree_closures).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..lazy_regex import lazy_compile
+from ..model.payloads import PayloadRef
+from ..model.trace import Trace
+from .user_locations import closure_variable
 
 GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 # A guard with the user line that made it: `+- KIND: check  # code  # path:N in fn`, and torch's hint after it where
@@ -42,8 +48,8 @@ def tensor_check(text: str, source: str) -> str | None:
 def guard_site(line: str) -> tuple[str, int, str, str] | None:
     """(path, line, function, code) of the code that made a guard line, when the line names it (the path as torch
     clipped it at the front)."""
-    m = GUARD_LINE.search(line) if GUARD_TAIL.search(line) else None
-    return None if m is None else (m["file"], int(m["line"]), m["func"], m["code"])
+    site = guard_site_of(line)
+    return None if site is None else (site.path, site.line, site.function, site.code)
 
 
 def object_type(text: str, source: str) -> str | None:
@@ -115,15 +121,123 @@ _LENGTH = lazy_compile(r"(?m)\+- (?:LENGTH_CHECK|DICT_LENGTH): (?:len\((?P<sourc
                        r"(?P<empty>[LG]\[\S*?))(?:\s+#|\s*$)")
 
 
-def pinned_lengths(text: str) -> dict[str, int]:
+# An inlined function's code object, as Dynamo guards it where the code calling it reached it (`ID_MATCH:
+# ___check_obj_id(G['sample_loss'].__code__, 1403...)`): the function's name is the source's last part.
+CODE_GUARD = lazy_compile(r"^ID_MATCH: ___check_obj_id\((?:[^,\n]{0,500}?)(?:\['(?P<key>\w{1,200})'\]|\.(?P<attr>\w{1,200}))"
+                          r"\.__code__, ")
+
+
+class GuardSite(NamedTuple):
+    """A guard with the user line that made it (GUARD_LINE), the path as torch clipped it at the front."""
+
+    guard: str
+    path: str
+    line: int
+    code: str
+    hint: str | None  # torch's hint on what the guard checks: "type float"
+    function: str
+    inlined: str | None  # the function whose code it guards (CODE_GUARD), where it guards one
+    first_use: bool  # torch notes the line as the first use of a size (FIRST_USE_NOTE), not what made the guard
+
+
+class TreeLine(NamedTuple):
+    """What one line of a guard tree says, for each of its readers (a line says at most one of pins, hooks, hook and
+    module: pinned_state reads them in that order)."""
+
+    site: GuardSite | None = None
+    pins: tuple[str, str] | None = None  # (what, value) a value guard or a tensor's requires_grad fixes
+    hooks: str | None = None  # a module's hooks dict of a kind, guarded: `L['m']._forward_hooks`
+    hook: str | None = None  # the hooks dict one of whose hooks the line guards
+    module: str | None = None  # a module the tree guards
+    lengths: tuple[tuple[str, int], ...] = ()  # each container's length the line fixes (0: `not G['x']`)
+    closure: tuple[str, str] | None = None  # (cell, variable) torch's hint names (closure_variable)
+
+
+def _read_line(line: str) -> TreeLine | None:
+    """What a guard tree's line says; None for a line that says none of it (most of a tree)."""
+    site = guard_site_of(line)
+    pins = hooks = hook = module = None
+    # Each pattern is tried only on a line holding the text it needs (`TENSOR_MATCH: `, `GuardManager: source=`):
+    # five searches per line were most of the time of reading a tree.
+    if "_MATCH: " in line and (("EQUALS_MATCH: " in line or "TRUE_MATCH: " in line or "FALSE_MATCH: " in line)
+                               and (m := _PINNED.search(line)) is not None):
+        # (a module's hooks are counted from their own guards only: a value pinned of its hooks dict says no count,
+        # and read as one it was taken for a number)
+        pins = None if _HOOKS_DICT.search(m["source"]) else (m["source"], m["value"])
+    elif "TENSOR_MATCH: " in line and (m := _REQUIRES_GRAD.search(line)) is not None:
+        pins = (f"{m['source']}.requires_grad", m["value"])
+    elif "GuardManager: source=" in line:
+        if "DictGuardManager: source=" in line and (m := _HOOKS.search(line)) is not None:
+            hooks = f"{m['module']}._{m['kind']}"
+        elif "ValueManager: GuardManager: source=" in line and (m := _HOOK.search(line)) is not None:
+            hook = m["hooks"]
+        elif (m := _MODULE.search(line)) is not None and ("type=<class 'torch.nn.modules." in line
+                                                          or _SUBMODULE.search(m["source"])):
+            # (a class of the user's own is a module too: a hook registered on `model.block` after compiling was
+            # missed where Block was not one of torch's)
+            module = m["source"]
+    lengths = (tuple((m["source"] or m["empty"], int(m["n"]) if m["n"] else 0) for m in _LENGTH.finditer(line))
+               if "LENGTH_CHECK: " in line or "DICT_LENGTH: " in line else ())
+    closure = closure_variable(line)
+    if site is None and pins is None and hooks is None and hook is None and module is None and not lengths \
+            and closure is None:
+        return None
+    return TreeLine(site, pins, hooks, hook, module, lengths, closure)
+
+
+class GuardTree(NamedTuple):
+    """A compile's guard tree as its readers need it: the lines that say something (TreeLine), in the tree's order.
+    (NamedTuples, not dataclasses: a report's working, never saved.)"""
+
+    lines: tuple[TreeLine, ...]
+
+
+class GuardTrees:
+    """The log's guard trees (dynamo_cpp_guards_str), each parsed the first time an analysis asks for it and kept for
+    the report's other readers (the recompiles' pinned state, the source pages' installed guards): each read its trees
+    itself, with its own patterns, twice over for a recompiled frame's. Recompiles install mostly the same guards
+    again: each distinct line is parsed once for all the trees."""
+
+    def __init__(self, trace: Trace) -> None:
+        self._trace = trace
+        self._trees: dict[tuple[int, int], GuardTree] = {}  # (payload offset, length) -> its tree
+        self._lines: dict[str, TreeLine | None] = {}  # a line's text -> what it says
+
+    def of(self, payload: PayloadRef) -> GuardTree:
+        key = (payload.offset, payload.length)
+        tree = self._trees.get(key)
+        if tree is None:
+            tree = self._trees[key] = read_tree(self._trace.payload_text(payload), self._lines)
+        return tree
+
+
+def read_tree(text: str, known: dict[str, TreeLine | None] | None = None) -> GuardTree:
+    """A guard tree's text as GuardTree. known: what each line read before says, by its text (added to here)."""
+    known = known if known is not None else {}
+    read = []
+    for raw in text.splitlines():
+        said = known[raw] if raw in known else known.setdefault(raw, _read_line(raw))
+        if said is not None:
+            read.append(said)
+    return GuardTree(tuple(read))
+
+
+def guard_site_of(line: str) -> GuardSite | None:
+    """The guard a tree's line holds with the user line that made it, where it names one."""
+    m = GUARD_LINE.search(line) if GUARD_TAIL.search(line) else None
+    if m is None:
+        return None
+    inlined = CODE_GUARD.match(m["guard"])
+    return GuardSite(m["guard"], m["file"], int(m["line"]), m["code"], m["hint"], m["func"],
+                     inlined and (inlined["key"] or inlined["attr"]), (m["note"] or "").startswith(FIRST_USE_NOTE))
+
+
+def pinned_lengths(tree: GuardTree) -> dict[str, int]:
     """The length a compile's guard tree fixed of each container it checks: `G['history']` -> 3 (0: `not G['x']`)."""
-    lengths: dict[str, int] = {}
-    for m in _LENGTH.finditer(text):
-        lengths[m["source"] or m["empty"]] = int(m["n"]) if m["n"] else 0
-    return lengths
+    return {source: n for line in tree.lines for source, n in line.lengths}
 
 
-def pinned_state(text: str) -> dict[str, str]:
+def pinned_state(tree: GuardTree) -> dict[str, str]:
     """What a compile's guard tree fixed about the objects it read, by what it is: `L['self'].scale` -> "0.5",
     `L['self']._modules['dropout'].training` -> "True", `L['self']._modules['backbone']._parameters['weight']
     .requires_grad` -> "False", and the count of each module's hooks of a kind Dynamo traced:
@@ -132,33 +246,26 @@ def pinned_state(text: str) -> dict[str, str]:
     state: dict[str, str] = {}
     hooks: dict[str, int] = {}
     modules: set[str] = set()
-    # Each pattern is tried only on a line holding the text it needs (`TENSOR_MATCH: `, `GuardManager: source=`):
-    # five searches per line of the tree were most of this function's time.
-    for line in text.splitlines():
-        if "_MATCH: " in line:
-            if (("EQUALS_MATCH: " in line or "TRUE_MATCH: " in line or "FALSE_MATCH: " in line)
-                    and (m := _PINNED.search(line)) is not None):
-                # (a module's hooks are counted from their own guards only: a value pinned of its hooks dict says no
-                # count, and read as one it was taken for a number)
-                if not _HOOKS_DICT.search(m["source"]):
-                    state[m["source"]] = m["value"]
-                continue
-            if "TENSOR_MATCH: " in line and (m := _REQUIRES_GRAD.search(line)) is not None:
-                state[f"{m['source']}.requires_grad"] = m["value"]
-                continue
-        if "GuardManager: source=" not in line:
-            continue
-        if "DictGuardManager: source=" in line and (m := _HOOKS.search(line)) is not None:
-            hooks.setdefault(f"{m['module']}._{m['kind']}", 0)
-        elif "ValueManager: GuardManager: source=" in line and (m := _HOOK.search(line)) is not None:
-            hooks[m["hooks"]] = hooks.get(m["hooks"], 0) + 1
-        elif (m := _MODULE.search(line)) is not None and ("type=<class 'torch.nn.modules." in line
-                                                          or _SUBMODULE.search(m["source"])):
-            # (a class of the user's own is a module too: a hook registered on `model.block` after compiling was
-            # missed where Block was not one of torch's)
-            modules.add(m["source"])
+    for line in tree.lines:
+        if line.pins is not None:
+            state[line.pins[0]] = line.pins[1]
+        elif line.hooks is not None:
+            hooks.setdefault(line.hooks, 0)
+        elif line.hook is not None:
+            hooks[line.hook] = hooks.get(line.hook, 0) + 1
+        elif line.module is not None:
+            modules.add(line.module)
     for module in modules:  # (a torch.nn module traced with no hook of its own: none of each kind)
         for kind in ("forward_hooks", "forward_pre_hooks"):
             hooks.setdefault(f"{module}._{kind}", 0)
     state.update((k, str(n)) for k, n in hooks.items())
     return state
+
+
+def tree_closures(tree: GuardTree) -> dict[str, str]:
+    """The closure variables a guard tree names, by their cell (closure_variables of its text)."""
+    found: dict[str, str] = {}
+    for line in tree.lines:
+        if line.closure is not None:
+            found.setdefault(*line.closure)
+    return found

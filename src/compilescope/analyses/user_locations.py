@@ -74,11 +74,17 @@ def closure_variables(text: str) -> dict[str, str]:
     -> "seen" (from torch's hint on the line; {} where it gives none)."""
     found: dict[str, str] = {}
     for line in text.splitlines():
-        hint = _CLOSURE_HINT.search(line) if "cell_contents" in line else None
-        cell = CLOSURE_CELL.search(line, 0, hint.start()) if hint is not None else None
-        if hint is not None and cell is not None:
-            found.setdefault(cell[0], hint["name"])
+        named = closure_variable(line)
+        if named is not None:
+            found.setdefault(*named)
     return found
+
+
+def closure_variable(line: str) -> tuple[str, str] | None:
+    """(cell, variable) of the closure variable one guard line names by torch's hint; None where it names none."""
+    hint = _CLOSURE_HINT.search(line) if "cell_contents" in line else None
+    cell = CLOSURE_CELL.search(line, 0, hint.start()) if hint is not None else None
+    return (cell[0], hint["name"]) if hint is not None and cell is not None else None
 
 
 def name_closures(text: str, closures: dict[str, str]) -> str:

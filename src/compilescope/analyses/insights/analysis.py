@@ -24,6 +24,7 @@ from ..graph_breaks.analysis import graph_breaks
 from ..numerics import numerics
 from ..numpy_graphs import numpy_in_graphs
 from ..op_mutations.analysis import op_mutations
+from ..installed_guards import GuardTrees
 from ..recompiles.analysis import recompiles
 from ..recompiles.links import link_specializations, link_times, name_failing_guards
 from ..repeated_blocks import regional
@@ -41,18 +42,20 @@ if TYPE_CHECKING:
 
 
 def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None,
-             files: SourceFiles = NO_FILES, break_sites: BreakSites | None = None) -> Insights:
+             files: SourceFiles = NO_FILES, break_sites: BreakSites | None = None,
+             guard_trees: GuardTrees | None = None) -> Insights:
     """export: the log's export_report(trace), where the caller has it already (computed here otherwise). files: the
     user's files as ingest read them (user_kernels' and op_mutations' files_wanted, then op_mutations.calling_files.modules_wanted):
     the kernels' def lines and the custom ops' definitions are read there. break_sites: graph_break_sites(trace), where
-    the caller has it (the source analysis reads it too; made here otherwise)."""
+    the caller has it (the source analysis reads it too; made here otherwise). guard_trees: the log's guard trees,
+    where the caller has them (the source analysis reads them too)."""
     printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
     stack_values = StackValues(trace)  # (recompiles and dynamic shapes both name ___stack sources)
     ins = Insights(
         source=trace.source,
         n_compiles=trace.n_compile_ids,
         graph_breaks=graph_breaks(trace),
-        recompiles=recompiles(trace, stack_values),
+        recompiles=recompiles(trace, stack_values, guard_trees),
         compile_time=compile_times(trace),
         caches=caches(trace),
         errors=compile_errors(trace),

@@ -32,12 +32,13 @@ from typing import Any
 from ...lazy_regex import lazy_compile
 from ...model.records import dataclass
 from ...model.trace import Compile, Trace
+from ...model.payloads import PayloadRef
 from ...wording import and_list, count, format_seconds, times
 from ..compile_time import STILL_COMPILING
 from ..compiled_frames import module_label
 from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specialization
 from ..graph_breaks.resume_names import function_label
-from ..installed_guards import GUARDS_ARTIFACT, pinned_lengths, pinned_state
+from ..installed_guards import GUARDS_ARTIFACT, GuardTrees, pinned_lengths, pinned_state, tree_closures
 from ..stack_values import name_stack_values
 from ..user_locations import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_variables, name_closures,
                               user_source_name)
@@ -699,33 +700,37 @@ class CompileTexts:
         self._entries = {str(e.compile_id): e for e in entries}
 
     def __call__(self, compile_id: str | None, name: str) -> str | None:
-        entry = self._entries.get(compile_id) if compile_id is not None else None
-        payload = next((a.payload for a in entry.artifacts if a.name == name and a.payload is not None),
-                       None) if entry is not None else None
+        payload = self.payload(compile_id, name)
         return self._trace.payload_text(payload) if payload is not None else None
+
+    def payload(self, compile_id: str | None, name: str) -> PayloadRef | None:
+        entry = self._entries.get(compile_id) if compile_id is not None else None
+        return next((a.payload for a in entry.artifacts if a.name == name and a.payload is not None),
+                    None) if entry is not None else None
 
 
 class PinnedByTrees:
-    """What each guard tree of the frame pins (pinned_state, pinned_lengths, the settings of EXPECTED), each tree
-    read and parsed once per analysis run, the first time it is asked for, and its text dropped: what else changed,
-    expected or avoidable and a list's lengths all compare the trees compile against compile, and each reading its
-    trees per step or per failed guard was quadratic in the frame's recompiles."""
+    """What each guard tree of the frame pins (pinned_state, pinned_lengths, the settings of EXPECTED), each worked
+    out once per analysis run, the first time it is asked for, from the tree as GuardTrees parsed it: what else
+    changed, expected or avoidable and a list's lengths all compare the trees compile against compile, and each
+    reading its trees per step or per failed guard was quadratic in the frame's recompiles."""
 
-    def __init__(self, texts: CompileTexts) -> None:
+    def __init__(self, texts: CompileTexts, guard_trees: GuardTrees) -> None:
         self._texts = texts
+        self._guard_trees = guard_trees
         self._pinned: dict[str, tuple[dict[str, str], dict[str, int], dict[str, str]] | None] = {}
         self.closures: dict[str, str] = {}  # the closure variables the trees read so far name, by cell
 
     def _of(self, cid: str) -> tuple[dict[str, str], dict[str, int], dict[str, str]] | None:
         if cid not in self._pinned:
-            tree = self._texts(cid, GUARDS_ARTIFACT)
-            if tree is None:
+            payload = self._texts.payload(cid, GUARDS_ARTIFACT)
+            if payload is None:
                 self._pinned[cid] = None
             else:
+                tree = self._guard_trees.of(payload)
                 state, lengths = pinned_state(tree), pinned_lengths(tree)
                 self._pinned[cid] = ({**state, **tree_lengths(lengths)}, lengths, _intended_settings(state))
-                if "cell_contents" in tree:
-                    self.closures.update(closure_variables(tree))
+                self.closures.update(tree_closures(tree))
         return self._pinned[cid]
 
     def state(self, cid: str) -> dict[str, str] | None:

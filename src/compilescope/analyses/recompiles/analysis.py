@@ -11,6 +11,7 @@ from ...model.trace import Compile, Trace
 from ...wording import and_list, count
 from ..compiled_frames import CompiledFrames, wrapped_module
 from ..graph_breaks.resume_names import function_label
+from ..installed_guards import GuardTrees
 from ..stack_values import StackValues
 from ..user_locations import UserLocation, code_origin
 from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles
@@ -73,8 +74,10 @@ def _frames(trace: Trace) -> dict[tuple, list[Compile]]:
     return frames
 
 
-def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompiles:
-    """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise)."""
+def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_trees: GuardTrees | None = None) -> Recompiles:
+    """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise).
+    guard_trees: the log's guard trees, where the caller reads them too (the source pages: parsed here otherwise)."""
+    guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
     known = known_files(trace)
     compiled_frames = CompiledFrames(trace)
     stack_values = stack_values if stack_values is not None else StackValues(trace)
@@ -114,7 +117,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                 if guard.compile_id is not None:
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
         texts = CompileTexts(trace, entries)
-        trees = PinnedByTrees(texts)
+        trees = PinnedByTrees(texts, guard_trees)
         sized_advice, sizes = place_failed_checks(steps, texts, code, known, compiled_frames, stack_values)
         hooked = link_state_changes(steps, trees)
         mark_expected(steps, trees)

@@ -24,6 +24,7 @@ from ..op_mutations.analysis import op_mutations
 from ..provenance import Provenance
 from ..provenance.analysis import analyze_provenance
 from ..recompiles import Recompiles
+from ..installed_guards import GuardTrees
 from ..recompiles.analysis import recompiles
 from ..stack_values import StackValues
 from ..state_lines import StateLine
@@ -77,7 +78,7 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
                     autotuned: Autotuning | None = None, aoti: Aoti | None = None,
                     numerics_found: Numerics | None = None,
                     own_kernels: UserKernels | None = None, mutations: OpMutations | None = None,
-                    files: SourceFiles = NO_FILES) -> NotedSources:
+                    files: SourceFiles = NO_FILES, guard_trees: GuardTrees | None = None) -> NotedSources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned, a stack's or a traceback's frame):
@@ -93,7 +94,8 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
     user_kernels' (made here where not given): the user's own Triton kernels, marked on the lines that define and
     launch them. mutations: op_mutations' (made here where not given): the custom ops writing into arguments they do
     not declare, marked where they write and where compiled code calls them. files: as ingest read them (the files
-    state_lines, user_kernels and op_mutations search: their files_wanted)."""
+    state_lines, user_kernels and op_mutations search: their files_wanted). guard_trees: the log's guard trees, where
+    the caller has them (recompile_info's analysis reads them too; made here otherwise)."""
     quotes = Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -120,10 +122,11 @@ def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: Dyn
     break_sites.quote(quotes)
     sites = break_sites.sites
     add_breaks(sites, break_sites.resumes, failed_keys, at)
-    recompile_info = recompile_info if recompile_info is not None else recompiles(trace, stack_values)
+    guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
+    recompile_info = recompile_info if recompile_info is not None else recompiles(trace, stack_values, guard_trees)
     add_failed_guards(recompile_info, errors, at, quotes)
     changed_state = add_state_changes(trace, recompile_info, files, at)
-    code_guards = add_installed_guards(trace, captured.guard_sites, set(notes), stack_values, at, quotes)
+    code_guards = add_installed_guards(guard_trees, captured.guard_sites, set(notes), stack_values, at, quotes)
     add_symbols(shapes if shapes is not None else dynamic_shapes(trace, stack_values), at)
     calls: dict[tuple[str, int, str, int], dict[str, Any]] = {}  # (caller's file, line, ops' file, line) -> its call
     # Where a compile's kernel stacks hold the whole chain of calls, they say them (add_kernels); elsewhere its guards do.

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...lazy_regex import lazy_compile
 from ..fx_sites import FxNodeSite
 from ..provenance import UserLine
 from . import CodeGuards, LineNotes, NoteAt
@@ -35,12 +34,6 @@ def add_guarded_calls(code_guards: dict[str, CodeGuards], graph_sites: dict[str,
         n = at(*outer)
         if n is not None:
             add_call(n, outer, (op_site.path, op_site.line, op_site.function), compile_id, calls)
-
-
-# An inlined function's code object, as Dynamo guards it where the code calling it reached it (`ID_MATCH:
-# ___check_obj_id(G['sample_loss'].__code__, 1403...)`): the function's name is the source's last part.
-CODE_GUARD = lazy_compile(r"^ID_MATCH: ___check_obj_id\((?:[^,\n]{0,500}?)(?:\['(?P<key>\w{1,200})'\]|\.(?P<attr>\w{1,200}))"
-                           r"\.__code__, ")
 
 
 def guarded_calls(code_guards: dict[str, CodeGuards],

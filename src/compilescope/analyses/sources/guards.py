@@ -13,13 +13,12 @@ from ...model.payloads import PayloadRef
 from ...model.trace import Compile, Frame, Trace
 from ..dynamic_shapes import DynamicShapes
 from ..compile_errors import CompileErrors
-from ..installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL
+from ..installed_guards import GuardTrees
 from ..recompiles import Recompiles
 from ..stack_values import StackValues, name_stack_values
 from ..state_lines import StateLine, state_lines
 from ..user_locations import numpy_in_words
 from . import CodeGuards, NoteAt
-from .calls import CODE_GUARD
 from .file_text import Quotes
 
 
@@ -69,7 +68,7 @@ def add_state_changes(trace: Trace, recompile_info: Recompiles, files: SourceFil
     return changed_state
 
 
-def add_installed_guards(trace: Trace, guard_sites: list[tuple[str, Compile, PayloadRef]], known: set[str],
+def add_installed_guards(guard_trees: GuardTrees, guard_sites: list[tuple[str, Compile, PayloadRef]], known: set[str],
                          stack_values: StackValues, at: NoteAt, quotes: Quotes) -> dict[str, CodeGuards]:
     """Each guard a compile installed (guard_sites: the compiles' guards payloads) on the user line it came from, once
     per compile, with torch's hint, whether the line only used the size first, and Dynamo's ___stack names in the
@@ -80,24 +79,11 @@ def add_installed_guards(trace: Trace, guard_sites: list[tuple[str, Compile, Pay
     resolved: dict[str, str | None] = {}  # clipped path -> the one known path it names (asked once per path)
     installed: set[tuple[str, int, str, str]] = set()
     code_guards: dict[str, CodeGuards] = {}  # compile id -> its guards on inlined functions' code
-    # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
-    # (guard, file, line, code, hint, function, the function whose code it guards: CODE_GUARD, whether torch notes
-    # the line as the first use of a size: FIRST_USE_NOTE)
-    parsed: dict[str, tuple[str, str, int, str, str | None, str, str | None, bool] | None] = {}
     for key, guarded, guards_payload in guard_sites:
-        for raw in trace.payload_text(guards_payload).splitlines():
-            if raw in parsed:
-                found_guard = parsed[raw]
-            else:
-                m = GUARD_LINE.search(raw) if GUARD_TAIL.search(raw) else None
-                inlined = CODE_GUARD.match(m["guard"]) if m is not None else None
-                found_guard = parsed[raw] = ((m["guard"], m["file"], int(m["line"]), m["code"], m["hint"], m["func"],
-                                              inlined and (inlined["key"] or inlined["attr"]),
-                                              (m["note"] or "").startswith(FIRST_USE_NOTE))
-                                             if m is not None else None)
-            if found_guard is None:
+        for tree_line in guard_trees.of(guards_payload).lines:  # (each tree parsed once a report: GuardTrees)
+            if tree_line.site is None:
                 continue
-            guard_text, path, line, code, hint, function, inlined_name, first_use = found_guard
+            guard_text, path, line, code, hint, function, inlined_name, first_use = tree_line.site
             if inlined_name is not None:
                 code_guards.setdefault(key, CodeGuards()).in_function.setdefault(function, set()).add(inlined_name)
             if path not in known:
