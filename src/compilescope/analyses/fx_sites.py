@@ -20,6 +20,27 @@ NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 # AOTAutograd's forward graph, by the names it logs it under: a training compile's forward, an inference compile's
 # whole graph (a compile logs one of them: none of the logs of tests/data or ../shared holds both)
 AOT_FORWARD = ("aot_forward_graph", "aot_inference_graph")
+
+
+def code_title(lines: list[str], fallback: str) -> str:
+    """An output code's AOT ID (`0_forward`), which torch writes on its first line: the graph it compiled."""
+    for line in lines[:3]:
+        m = re.match(r"#\s*AOT ID:\s*\[?'?([^'\]]*)", line)
+        if m and m.group(1):
+            return m.group(1)
+    return fallback
+
+
+GRAPH_KINDS = ("forward", "backward", "inference")
+
+
+def graph_kind(title: str) -> str | None:
+    """forward / backward / inference from an AOT ID (`0_forward`, `3_backward`): torch names the graph it compiled
+    (the output code's first line); None for another title."""
+    kind = title.rpartition("_")[2]
+    return kind if kind in GRAPH_KINDS and kind != title else None
+
+
 # An FX graph's or output code's `# File: /path/x.py:23 in f, code: y = x * 2` comment (the code part is absent for
 # some nodes), the one pattern for it: read per line here and by provenance, user_kernels, activation_checkpoint
 # and diff. The first `:<line> in ` ends the file (code may hold another); with the line's digits bounded and

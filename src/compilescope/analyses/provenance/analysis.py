@@ -3,7 +3,6 @@ kernels and kernel links, and which graph calls another graph's kernel."""
 
 from __future__ import annotations
 
-import re
 
 from ...lazy_regex import lazy_compile
 from ...model.ids import CompileId
@@ -12,7 +11,7 @@ from ...model.source_files import NO_FILES, SourceFiles
 from ...model.trace import JSON, Artifact, Compile, Trace
 from ..cached_lines import RunLines, run_lines
 from ..line_map import packed
-from ..fx_sites import NODE_MAPPINGS, POST_GRAD
+from ..fx_sites import NODE_MAPPINGS, POST_GRAD, code_title, graph_kind
 from . import CompileProvenance, GraphRef, KeptLineMap, KernelTrace, Panel, Provenance, ProvenanceSection, UserLine
 from .inferred_nodes import infer_kernel_nodes
 from .kernel_notes import kernel_work, placed_apart_from_user_kernels, user_kernel_notes
@@ -38,24 +37,6 @@ def _first_kind(artifacts: list[tuple[str, Artifact]], prefixes: tuple[str, ...]
         if found:
             return found
     return []
-
-
-def _code_title(lines: list[str], fallback: str) -> str:
-    for line in lines[:3]:
-        m = re.match(r"#\s*AOT ID:\s*\[?'?([^'\]]*)", line)
-        if m and m.group(1):
-            return m.group(1)
-    return fallback
-
-
-GRAPH_KINDS = ("forward", "backward", "inference")
-
-
-def graph_kind(title: str) -> str | None:
-    """forward / backward / inference from an AOT ID (`0_forward`, `3_backward`): torch names the graph it compiled
-    (the output code's first line); None for another title."""
-    kind = title.rpartition("_")[2]
-    return kind if kind in GRAPH_KINDS and kind != title else None
 
 
 # The comment torch writes above a kernel call when provenance is on: `# [Provenance debug handles] triton_x_0:3` in
@@ -173,7 +154,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
             py_where, cpp_where = (other_where, where) if language == "cpp" else (where, other_where)
         else:
             py_where, cpp_where = (where, {}) if language == "python" else ({}, where)
-        title = _code_title(lines, "AOTInductor" if language == "cpp" else f"graph {i + 1}")
+        title = code_title(lines, "AOTInductor" if language == "cpp" else f"graph {i + 1}")
         section = ProvenanceSection(
             title=title,
             language=language,
