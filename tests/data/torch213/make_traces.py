@@ -283,6 +283,8 @@ SCENARIOS = [
     # calls is the packet's is their order within the overload, not their order among all of the op's calls
     Scenario("custom_op_overload_then_packet", "custom_op_overload_then_packet.py", gzip=True, env=RUN_ENV,
              keep_output=True),
+    # The mistake in a training compile: the forward's output code (logged before the backward's) calls the op
+    Scenario("custom_op_train_mutation", "custom_op_train_mutation.py", gzip=True, env=RUN_ENV, keep_output=True),
     # The mistake of custom_op_mutation in a program laid out as a package: the compiled function in pkg/model.py
     # imports its op from pkg/ops.py absolutely (`from pkg.ops import scale`), found from the script's folder.
     Scenario("op_in_package", "op_in_package/main.py", gzip=True, keep_output=True),

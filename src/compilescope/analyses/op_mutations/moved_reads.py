@@ -11,8 +11,8 @@ import re
 from bisect import bisect_left, bisect_right, insort
 from operator import itemgetter
 
-from ...model.trace import Compile, Trace
-from ..fx_sites import NODE_MAPPINGS, graph_nodes
+from ...model.trace import Artifact, Compile, Trace
+from ..fx_sites import NODE_MAPPINGS, code_title, graph_kind, graph_nodes
 from ..user_locations import UserLocation
 from . import GraphPlace, MovedRead
 
@@ -62,12 +62,11 @@ class CompiledCalls:
     def wrapper(self) -> str:
         """The output code after its `def call(...)`, read on first use; "" where there is none."""
         if self._wrapper is None:
-            code = next((self.trace.payload_text(a.payload) for a in reversed(self.entry.artifacts)
-                         if a.name.startswith("inductor_output_code") and a.payload is not None), "")
+            code, mapping = _forward_code(self.trace, self.entry)
             start = _WRAPPER_CALL.search(code)
             self._wrapper = code[start.end():] if start is not None else ""
             if self._wrapper:
-                self.kernels = _node_kernels(self.trace, self.entry)
+                self.kernels = _node_kernels(self.trace, mapping)
                 for call in _CALL_LINE.finditer(self._wrapper):
                     callee = call["callee"]
                     self.first_call.setdefault(callee, call.start())
@@ -97,9 +96,7 @@ class CompiledCalls:
         if place.ran not in self.op_calls:
             self.op_calls[place.ran] = _positions(self.wrapper, f"{_TORCH_OPS}{place.ran}(")
         if not self.op_calls[place.ran]:
-            # (an output code that runs none of AOTAutograd's calls of it: a training compile's last is the
-            # backward's, not the one that runs the forward graph; no read is looked for, as before)
-            return [], 0, True
+            return [], 0, True  # (an output code that runs none of AOTAutograd's calls of it: no read is looked for)
         if place.ran_at is None or len(self.op_calls[place.ran]) != place.ran_calls:
             return [], 0, False
         op_at = self.op_calls[place.ran][place.ran_at]  # (the wrapper calls an overload in AOTAutograd's order)
@@ -164,10 +161,23 @@ def _written_values(expr: str, arguments: list[str], parameters: list[str]) -> s
     return {v.id for arg in arguments if isinstance(v := given.get(arg), ast.Name)}
 
 
-def _node_kernels(trace: Trace, entry: Compile) -> dict[str, list[str]]:
+def _forward_code(trace: Trace, entry: Compile) -> tuple[str, Artifact | None]:
+    """The output code that runs the compile's forward graph (the one Dynamo's graph's calls run in) and its provenance
+    mappings: the last whose AOT ID (its first line) is no backward's. A training compile logs the forward's output
+    code, then the backward's (amp_train_step [0/0]: `0_forward`, then `0_backward`), each followed by its mappings;
+    they pair by their order, as the provenance sections do, where as many of each are logged (else the last)."""
+    codes = [a for a in entry.artifacts if a.name.startswith("inductor_output_code") and a.payload is not None]
+    mappings = [a for a in entry.artifacts if a.name == NODE_MAPPINGS and a.payload is not None]
+    for i in reversed(range(len(codes))):
+        code = trace.payload_text(codes[i].payload)
+        if graph_kind(code_title(code.lstrip("\n").split("\n", 3)[:3], "")) != "backward":
+            return code, mappings[i] if len(mappings) == len(codes) else (mappings[-1] if mappings else None)
+    return "", None
+
+
+def _node_kernels(trace: Trace, mapping: Artifact | None) -> dict[str, list[str]]:
     """Dynamo's node -> the kernels of the output code that compute it, by torch's provenance mappings (preToPost,
     then the kernel's debug handle `triton_poi_fused_add_mul_0:2` -> post-grad nodes); {} where not logged."""
-    mapping = next((a for a in reversed(entry.artifacts) if a.name == NODE_MAPPINGS and a.payload is not None), None)
     if mapping is None:
         return {}
     try:
