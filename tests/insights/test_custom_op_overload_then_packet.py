@@ -3,7 +3,7 @@ custom_op_overload_then_packet.py): Dynamo's graph names the calls `mylib.scale.
 and the output code both `mylib.scale.out`. A call is found in the output code by the overload it ran and its place
 among AOTAutograd's calls of that overload under its line, not by its place among the graph's calls of the name it was
 written with (which pinned a read the output code runs between the two calls on the second, and a call left out on the
-one the output code runs). Expected values are read from the raw log and the program, not from our output."""
+one the output code runs), and a call AOTAutograd left out of a line that still runs the op is dropped. Expected values are read from the raw log and the program, not from our output."""
 
 from __future__ import annotations
 
@@ -105,8 +105,9 @@ def test_each_call_is_placed_by_its_overload_and_its_place_among_aotautograds_ca
         ("mylib.scale.out", 0, "mylib.scale.out", 0, 2),
         ("mylib.scale", 0, "mylib.scale.out", 1, 2),  # (the packet's first call: the output code's second scale.out)
         ("mylib.scale.out", 0, "mylib.scale.out", 1, 2),  # (scale.out's first by name: the second run)
-        ("mylib.scale.out", 0, "mylib.scale.out", None, 1),  # (two under one line where AOTAutograd runs one)
-        ("mylib.scale.out", 1, "mylib.scale.out", None, 1)]
+        ("mylib.scale.out", 0, "mylib.scale.out", None, 1),  # (the one left out, its result unused: placed on none)
+        ("mylib.scale.out", 1, "mylib.scale.out", 0, 1)]  # (the one kept: the output code's one call)
+    assert [c.dropped for c in found.calls["mylib::scale.out"]] == [False, False, False, True, False]
     # (BOTH's two packet calls: AOTAutograd runs the default and scale.out under their line, which ran which not shown)
     assert [(c.compile_id, c.location.line) for c in found.calls["mylib::scale"]] == [("[1/0]", _line(BOTH))] * 2
     assert found.unresolved == {"mylib::scale": {0, 1}}
@@ -116,9 +117,9 @@ def test_a_read_computed_between_the_calls_is_not_said_moved_past_the_second(tmp
     """[0/0]: `before` runs after both calls, so it is moved past each; `shifted` runs between them, before the
     second (the packet's call), whose input it is: before, that call was placed at the output code's first scale.out
     call (the packet's first call taken for the op's first), and `shifted` said computed after it. [1/0]: LAST's call is
-    the output code's second scale.out call (BOTH's line runs the first). [2/0]: one of KEPT's two calls was left out,
-    and which one the log does not say: no read is said moved past either (before, the output code's one call was
-    taken for the first, the one left out), and each says the log does not say."""
+    the output code's second scale.out call (BOTH's line runs the first). [2/0]: of KEPT's two calls AOTAutograd left
+    out one, the one whose result is unused (the first): the other is the output code's one call, and `before` runs
+    after it (before, neither was placed, and each said the log does not say)."""
     (out,) = op_mutations_here(read_trace(torch213_moved(LOG, tmp_path))).ops
     assert out.op == "mylib::scale.out"
     before = _lines("before = buf * 1")
@@ -128,25 +129,44 @@ def test_a_read_computed_between_the_calls_is_not_said_moved_past_the_second(tmp
         ("[0/0]", _line(SECOND), [(before[0], "cpp_fused_add_mul_1")]),
         ("[1/0]", _line(LAST), [(before[1], "cpp_fused_add_mul_1")]),
         ("[2/0]", _line(KEPT), []),
-        ("[2/0]", _line(KEPT), [])]
-    assert [c.unplaced for c in out.calls] == [False, False, False, True, True]
+        ("[2/0]", _line(KEPT), [(before[2], "cpp_fused_add_mul_0")])]
+    assert [c.unplaced for c in out.calls] == [False] * 5
     assert SHIFTED.strip() not in out.why
     notes = [out.call_note(c) for c in out.calls]
-    assert [UNPLACED in n for n in notes] == [False, False, False, True, True]
+    assert not any(UNPLACED in n for n in notes)
     assert f"{PROGRAM.name}:{before[0]} (before = buf * 1)" in notes[1] and SHIFTED.strip() not in notes[1]
 
 
-def test_summary_and_report_say_which_calls_the_log_does_not_place(tmp_path, capsys):
+def test_a_call_left_out_of_a_line_that_still_runs_the_op_is_dropped_and_its_write_lost(tmp_path):
+    """[2/0]: KEPT's line holds two calls of scale.out in Dynamo's graph, the first's result unused, and one in
+    AOTAutograd's (read from the raw log in the first test): the first was left out, and with it its write into out.
+    Before, a call was said left out only where AOTAutograd's graph holds no call of the op at all, and this one's
+    lost write was said nowhere."""
+    found = op_mutations_here(read_trace(torch213_moved(LOG, tmp_path)))
+    (out,) = found.ops
+    assert [(c.compile_id, c.location.line) for c in out.calls if c.dropped] == [("[2/0]", _line(KEPT))]
+    assert out.dropped
+    assert out.why.startswith("its result is unused, so the compiled code leaves the call out, and the write with it")
+    assert [(d.op, d.compile_id, d.location.line, d.checked, d.writes) for d in found.dropped] == [
+        ("mylib::scale.out", "[2/0]", _line(KEPT), True, ["out"])]
+    assert "its body writes into out, so that write is lost" in found.dropped[0].why
+
+
+def test_summary_and_report_say_the_call_left_out(tmp_path, capsys):
     log = torch213_moved(LOG, tmp_path)
     capsys.readouterr()
     assert main(["summary", str(log)]) == 0
     said = " ".join(capsys.readouterr().out.split())
-    assert said.count(f"({UNPLACED})") == 2 and SHIFTED.strip() not in said
+    assert UNPLACED not in said and SHIFTED.strip() not in said
     assert main(["summary", "--json", str(log)]) == 0
-    (op,) = json.loads(capsys.readouterr().out)["custom_op_mutations"]["ops"]
-    assert [c["unplaced"] for c in op["calls"]] == [False, False, False, True, True]
+    found = json.loads(capsys.readouterr().out)["custom_op_mutations"]
+    (op,) = found["ops"]
+    assert [(c["dropped"], c["unplaced"]) for c in op["calls"]] == [(False, False)] * 3 + [(True, False), (False, False)]
+    assert [(d["compile_id"], d["location"]["line"], d["writes"]) for d in found["dropped"]] == [
+        ("[2/0]", _line(KEPT), ["out"])]
     report(log, tmp_path / "report")
     index = html.unescape((tmp_path / "report" / "index.html").read_text())
     table = index[index.index('<table class="op-mutations">'):]
     table = table[:table.index("</table>")]
-    assert table.count(f"<em>{UNPLACED}</em>") == 2 and SHIFTED.strip() not in table
+    assert UNPLACED not in table and SHIFTED.strip() not in table
+    assert "its result is unused, so the compiled code leaves the call out" in table

@@ -374,8 +374,7 @@ class UndeclaredMutation:
             return self._call_assumed(call)
         if self.cloned:
             return self.why  # (its compiles listed LISTED at most: bounded)
-        if self.dropped:
-            return DROPPED + self._call_cached(call)
+        # (not the op's dropped call's words: this call ran, a call left out has no moved reads, and says its own)
         reads = " and ".join(dict.fromkeys(
             f"{m.location.short}{f' ({m.location.code})' if m.location.code else ''}" for m in call.moved_reads))
         return MOVED.format(reads=reads, kernels=", ".join(dict.fromkeys(m.kernel for m in call.moved_reads)),

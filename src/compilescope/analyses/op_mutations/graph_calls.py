@@ -127,29 +127,57 @@ def aot_overload_order(aot_text: str) -> tuple[dict[tuple[str, int], dict[str, l
     return under, calls
 
 
-def _places(entry: Compile, graph: str, sites: list[tuple[str, str, tuple[str, int], bool, int]],
-            aot_text: str) -> list[GraphPlace]:
-    """Each call's GraphPlace: sites holds each call's (the op as Dynamo's graph names it, the overload it ran, its
-    (file, line), whether the log shows that overload, which of the graph's calls of that op it is), in the graph's
-    order. A call's place among its overload's
-    calls is AOTAutograd's, where its line holds as many calls of the overload in Dynamo's graph as in AOTAutograd's
-    and none whose overload is not shown: the k-th there is the k-th here (both graphs keep the program's order)."""
-    if not sites:
-        return []  # (no custom op's call: the AOT graph is not parsed)
-    under, totals = aot_overload_order(aot_text)
-    shown: dict[tuple[tuple[str, int], str], int] = {}  # (line, overload) -> the calls there the log shows run it
+def _left_out_on_line(sites: list[tuple[str, str, tuple[str, int], bool]], unused: list[bool],
+                      under: dict[tuple[str, int], dict[str, list[int]]], wrapped: set[str]) -> set[int]:
+    """Which calls (indexes into sites, as _places takes them) AOTAutograd left out of a line that still runs the op:
+    where a line holds more calls of an overload in Dynamo's graph than in AOTAutograd's forward graph, and as many of
+    them have their result unused as are missing, those are the calls it left out (a functional op's call whose result
+    is unused is dead code to it; one_left_out's two scale.out calls on line 63, one kept). Not where a call of the
+    op's packet on the line does not show its overload, or the unused calls are not as many: which ones, not known;
+    nor for an overload AOTAutograd wraps in auto_functionalized (wrapped): a mutating op's call is kept, and those
+    wrapped calls are not counted under its line (custom_op_overload_mutation [1/0])."""
+    calls: dict[tuple[tuple[str, int], str], list[int]] = {}  # (line, overload) -> its calls there
     unshown: set[tuple[tuple[str, int], str]] = set()  # (line, packet) with a call whose overload is not shown
-    for graph_op, ran, line, resolved, _ in sites:
+    for i, (graph_op, ran, line, resolved) in enumerate(sites):
         if resolved:
-            shown[(line, ran)] = shown.get((line, ran), 0) + 1
+            calls.setdefault((line, ran), []).append(i)
         else:
+            unshown.add((line, graph_op))
+    left_out: set[int] = set()
+    for (line, ran), there in calls.items():
+        missing = len(there) - len(under.get(line, {}).get(ran, []))
+        dead = [i for i in there if unused[i]]
+        if missing > 0 and len(dead) == missing and ran not in wrapped and (line, ran.rsplit(".", 1)[0]) not in unshown:
+            left_out.update(dead)
+    return left_out
+
+
+def _places(entry: Compile, graph: str, sites: list[tuple[str, str, tuple[str, int], bool]], nths: list[int],
+            under: dict[tuple[str, int], dict[str, list[int]]], totals: dict[str, int],
+            left_out: set[int]) -> list[GraphPlace]:
+    """Each call's GraphPlace: sites holds each call's (the op as Dynamo's graph names it, the overload it ran, its
+    (file, line), whether the log shows that overload), in the graph's order; nths, which of the graph's calls of its
+    op each is (counted over every call, those with no line too, as CompiledCalls counts them where moved_reads looks
+    the call up); under and totals, aot_overload_order's
+    of AOTAutograd's forward graph; left_out, the calls it left out (placed on none). A call's place among its
+    overload's calls is AOTAutograd's, where its line holds as many calls of the overload it kept in Dynamo's graph as
+    in AOTAutograd's and none whose overload is not shown: the k-th there is the k-th here (both graphs keep the
+    program's order)."""
+    shown: dict[tuple[tuple[str, int], str], int] = {}  # (line, overload) -> the kept calls there shown to run it
+    unshown: set[tuple[tuple[str, int], str]] = set()  # (line, packet) with a call whose overload is not shown
+    for i, (graph_op, ran, line, resolved) in enumerate(sites):
+        if resolved and i not in left_out:
+            shown[(line, ran)] = shown.get((line, ran), 0) + 1
+        elif not resolved:
             unshown.add((line, graph_op))
     places: list[GraphPlace] = []
     taken: dict[tuple[tuple[str, int], str], int] = {}  # (line, overload) -> its calls there so far
-    for graph_op, ran, line, resolved, nth in sites:
+    for i, (graph_op, ran, line, resolved) in enumerate(sites):
+        nth = nths[i]
         aot_places = under.get(line, {}).get(ran, [])
         ran_at = None
-        if resolved and (line, ran.rsplit(".", 1)[0]) not in unshown and len(aot_places) == shown[(line, ran)]:
+        if resolved and i not in left_out and (line, ran.rsplit(".", 1)[0]) not in unshown \
+                and len(aot_places) == shown[(line, ran)]:
             k = taken[(line, ran)] = taken.get((line, ran), -1) + 1
             ran_at = aot_places[k]
         places.append(GraphPlace(entry, graph, graph_op, nth, ran, ran_at, totals.get(ran, 0)))
@@ -201,11 +229,11 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
                              if a.name in AOT_FORWARD and a.payload is not None), "")
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
             graph = trace.payload_text(artifact.payload)
-            # (op, the call, the op as the graph names it, the overload it ran, its line, whether that is shown,
-            # which of the graph's calls of graph_op it is: counted over every call, those with no line too, as
-            # CompiledCalls counts them where moved_reads looks the call up)
-            found: list[tuple[str, OpCall, set[str] | None, str, str, tuple[str, int], bool, int]] = []
-            seen: dict[str, int] = {}  # the op as the graph names it -> its calls so far
+            # (op, the call, the op as the graph names it, the overload it ran, its line, whether that is shown)
+            found: list[tuple[str, OpCall, set[str] | None, str, str, tuple[str, int], bool]] = []
+            unused_calls: list[bool] = []  # each call's result is unused, and no Triton kernel launched on its line
+            nths: list[int] = []  # which of the graph's calls of its op each is (_places)
+            seen: dict[str, int] = {}  # the op as the graph names it -> its calls so far, those with no line too
             for graph_op, site, unused in op_call_sites(graph):
                 nth = seen[graph_op] = seen.get(graph_op, -1) + 1
                 op = _op_name(graph_op)
@@ -227,11 +255,23 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
                 # (a triton_op decomposed: its kernels' launches under the call's line, whatever its source says)
                 launched = launches.get((site.path, site.line))
                 dropped = unused and graph_op not in aot_called and launched is None
+                unused_calls.append(unused and launched is None)
+                nths.append(nth)
                 loc = UserLocation(site.path, site.line, site.function, site.code)
                 found.append((op, OpCall(key, loc, dropped, cached), launched, graph_op, ran, (site.path, site.line),
-                              resolved, nth))
-            places = _places(entry, graph, [(g, r, line, res, n) for _, _, _, g, r, line, res, n in found], compiled_aot)
-            for (op, call, launched, _, _, _, resolved, _), place in zip(found, places, strict=True):
+                              resolved))
+            if not found:
+                continue  # (no custom op's call: the AOT graph is not parsed)
+            sites = [(g, r, line, res) for _, _, _, g, r, line, res in found]
+            under, totals = aot_overload_order(compiled_aot)
+            # (a line that still runs the op, where AOTAutograd left out some of its calls: dropped, as one it left
+            # out of the whole graph; only where its forward graph was logged to count them)
+            left_out_here = _left_out_on_line(sites, unused_calls, under, aot_wrapped) if compiled_aot else set()
+            for i in left_out_here:
+                op, c, *_ = found[i]
+                found[i] = (op, OpCall(c.compile_id, c.location, True, c.cached), *found[i][2:])
+            places = _places(entry, graph, sites, nths, under, totals, left_out_here)
+            for (op, call, launched, _, _, _, resolved), place in zip(found, places, strict=True):
                 if not resolved:
                     unresolved.setdefault(op, set()).add(len(calls.get(op, ())))
                 calls.setdefault(op, []).append(call)
