@@ -146,7 +146,9 @@ def test_a_call_left_out_of_a_line_that_still_runs_the_op_is_dropped_and_its_wri
     (out,) = found.ops
     assert [(c.compile_id, c.location.line) for c in out.calls if c.dropped] == [("[2/0]", _line(KEPT))]
     assert out.dropped
-    assert out.why.startswith("its result is unused, so the compiled code leaves the call out, and the write with it")
+    # (the op's finding says both: the call left out, and the reads moved past the others)
+    assert out.why.startswith("its result is unused, so the compiled code leaves the call out, and the write with it; "
+                              f"and the compiled code computes {PROGRAM.name}:{_lines('before = buf * 1')[0]} ")
     assert [(d.op, d.compile_id, d.location.line, d.checked, d.writes) for d in found.dropped] == [
         ("mylib::scale.out", "[2/0]", _line(KEPT), True, ["out"])]
     assert "its body writes into out, so that write is lost" in found.dropped[0].why

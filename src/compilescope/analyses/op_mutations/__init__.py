@@ -98,8 +98,8 @@ WHY = ("torch.compile takes the op for functional: it may move a read of {names}
        "result is unused, so compiled results can differ from eager's")
 MOVED = ("the compiled code computes {reads} in {kernels} after the call, so it reads {names} as {op} left it: "
          "compiled results differ from eager's")
-DROPPED = ("its result is unused, so the compiled code leaves the call out, and the write with it: compiled results "
-           "differ from eager's")
+LEFT_OUT = "its result is unused, so the compiled code leaves the call out, and the write with it"
+DROPPED = f"{LEFT_OUT}: compiled results differ from eager's"
 # (Checked on torch 2.13: the fixed program, compiled with the cache of the run before the fix, was served its graphs
 # from the cache and still gave the wrong numbers; with an empty cache, eager's.)
 ADVICE = ("declare mutates_args={{{names}}}, or write into a new tensor and return it; then compile with an empty cache "
@@ -305,14 +305,16 @@ class UndeclaredMutation:
         if self.cloned:
             return FOUND.format(compiles=self.listed_compile_ids, pointers=" and ".join(self.cloned),
                                 names=" and ".join(self.arguments))
-        if self.dropped:
-            return DROPPED + self._cached
         moved = [m for c in self.calls for m in c.moved_reads]
+        if self.dropped and not moved:
+            return DROPPED + self._cached
         if moved:
             reads = " and ".join(dict.fromkeys(
                 f"{m.location.short}{f' ({m.location.code})' if m.location.code else ''}" for m in moved))
-            return MOVED.format(reads=reads, kernels=", ".join(dict.fromkeys(m.kernel for m in moved)),
-                                names=" and ".join(self.arguments), op=self.op) + self._cached
+            # (one call left out, others with reads moved past them: both said, as each call's note says its own)
+            return (f"{LEFT_OUT}; and " if self.dropped else "") + MOVED.format(
+                reads=reads, kernels=", ".join(dict.fromkeys(m.kernel for m in moved)),
+                names=" and ".join(self.arguments), op=self.op) + self._cached
         return self.assumed
 
     @property
