@@ -27,6 +27,7 @@ from .graph_breaks.reason_text import ARTIFACT as BREAK_ARTIFACT
 from .graph_breaks.reason_text import FSDP2_FILE, IN_LOOP, skipped_frame, skipped_with
 from .graph_breaks.reason_text import parse_reason as parse_break_reason
 from .graph_breaks.subclasses import dispatch_compiled_alone, untraced_subclass
+from .installed_guards import GuardTrees
 from .torch_warnings import backward_error, forward_call
 from .user_locations import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                              last_user_stack_frame, traceback_frames)
@@ -524,7 +525,10 @@ def generated_syntax_error(trace: Trace, entry: Compile, reason: str, traceback:
     return diag
 
 
-def compile_errors(trace: Trace) -> CompileErrors:
+def compile_errors(trace: Trace, guard_trees: GuardTrees | None = None) -> CompileErrors:
+    """guard_trees: the log's guard trees, where the caller reads them too (made here otherwise): a failure naming an
+    untraced object asks which classes they type as tensor classes."""
+    guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
     result = CompileErrors()
     index: CompileIndex | None = None  # (made where a failure made Dynamo skip a frame)
     for entry in trace.metrics_compiles():
@@ -617,7 +621,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
             steps = [*guarded, NEXT_STEPS[DYNAMO][-1]]  # Dynamo traced it: the value is what it cannot know
-        if stage == DYNAMO and (subclass := untraced_subclass(trace, reason)) is not None:
+        if stage == DYNAMO and (subclass := untraced_subclass(guard_trees, reason)) is not None:
             steps.insert(0, subclass)  # (what the object it could not trace lacks is known: say it first)
         op_steps, op_call = custom_op_steps(trace, entry, reason, location if kind == "failure" else None)
         # Only the fake kernel is missing: eagerly the op runs, so torch's hint that eager may fail is set aside.

@@ -81,6 +81,10 @@ def guarded_source(text: str, check: str) -> str | None:
 
 # A tensor's check names its class (`check_tensor(L['x'], UnitTensor, DispatchKeySet(...`): a tensor subclass's own.
 _CHECKED_CLASS = lazy_compile(r"check_tensor\([^,]{1,1000}, (?P<cls>[\w.]{1,300}), ")
+# A guard tree names a class object it checks with its type: a torch.Tensor subclass's is torch._C._TensorMeta
+# (`GuardManager: source=G['ScaledTensor'], accessed_by=..., type=<class 'torch._C._TensorMeta'>`).
+_TENSOR_META = "type=<class 'torch._C._TensorMeta'>"
+_GLOBAL_GUARDED = lazy_compile(r"GuardManager: source=G\['(?P<cls>[^'\n]{1,300})'\], ")
 PLAIN_TENSOR_CLASSES = ("Tensor", "Parameter", "Buffer", "FakeTensor")
 
 
@@ -151,6 +155,7 @@ class TreeLine(NamedTuple):
     module: str | None = None  # a module the tree guards
     lengths: tuple[tuple[str, int], ...] = ()  # each container's length the line fixes (0: `not G['x']`)
     closure: tuple[str, str] | None = None  # (cell, variable) torch's hint names (closure_variable)
+    tensor_class: str | None = None  # a global the line types as a tensor class (`ScaledTensor`: _TENSOR_META)
 
 
 def _read_line(line: str) -> TreeLine | None:
@@ -176,13 +181,14 @@ def _read_line(line: str) -> TreeLine | None:
             # (a class of the user's own is a module too: a hook registered on `model.block` after compiling was
             # missed where Block was not one of torch's)
             module = m["source"]
+    tensor_class = (m["cls"] if _TENSOR_META in line and (m := _GLOBAL_GUARDED.search(line)) is not None else None)
     lengths = (tuple((m["source"] or m["empty"], int(m["n"]) if m["n"] else 0) for m in _LENGTH.finditer(line))
                if "LENGTH_CHECK: " in line or "DICT_LENGTH: " in line else ())
     closure = closure_variable(line)
     if site is None and pins is None and hooks is None and hook is None and module is None and not lengths \
-            and closure is None:
+            and closure is None and tensor_class is None:
         return None
-    return TreeLine(site, pins, hooks, hook, module, lengths, closure)
+    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class)
 
 
 class GuardTree(NamedTuple):
@@ -202,6 +208,7 @@ class GuardTrees:
         self._trace = trace
         self._trees: dict[tuple[int, int], GuardTree] = {}  # (payload offset, length) -> its tree
         self._lines: dict[str, TreeLine | None] = {}  # a line's text -> what it says
+        self._tensor_classes: frozenset[str] | None = None  # (tensor_classes, once asked)
 
     def of(self, payload: PayloadRef) -> GuardTree:
         key = (payload.offset, payload.length)
@@ -209,6 +216,18 @@ class GuardTrees:
         if tree is None:
             tree = self._trees[key] = read_tree(self._trace.payload_text(payload), self._lines)
         return tree
+
+    def tensor_classes(self) -> frozenset[str]:
+        """The globals (G['ScaledTensor']) some guard tree of the log types as a tensor class (torch._C._TensorMeta):
+        the torch.Tensor subclasses a compile guarded on. Gathered on the first question, kept for the others: each
+        graph break and failed compile naming an untraced object asks (read per question, 2,000 compiles' breaks took
+        31 s)."""
+        if self._tensor_classes is None:
+            self._tensor_classes = frozenset(
+                line.tensor_class for entry in self._trace.compiles.values() for a in entry.artifacts
+                if a.name == GUARDS_ARTIFACT and a.payload is not None
+                for line in self.of(a.payload).lines if line.tensor_class is not None)
+        return self._tensor_classes
 
 
 def read_tree(text: str, known: dict[str, TreeLine | None] | None = None) -> GuardTree:

@@ -12,6 +12,7 @@ from ..crash import GeneratedLine, generated_line, output_code_files, parse_cras
 from ..compile_errors import RECOMPILE_LIMIT, CompileError, compile_errors, testing_hooks
 from ..export import export_report
 from ..graph_breaks.analysis import graph_breaks
+from ..installed_guards import GuardTrees
 from ..numerics import numerics
 from ..op_mutations.analysis import op_mutations
 from ..provenance.analysis import analyze_provenance
@@ -143,7 +144,8 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
     """files: the user's files as ingest read them (user_files.insight_files: op_mutations' and the provenance's)."""
     outcome = StageOutcome(spec, facts, traced=trace is not None)
     if trace is not None:
-        errors, recompiled = compile_errors(trace), recompiles(trace)
+        guard_trees = GuardTrees(trace)  # (each tree parsed once for the errors, the recompiles and the breaks)
+        errors, recompiled = compile_errors(trace, guard_trees), recompiles(trace, guard_trees=guard_trees)
         name_failing_guards(errors, recompiled)  # (a recompile limit's steps name its guard, as the report's do)
         found = errors.errors
         outcome.export_errors = [e for e in found if e.export_call is not None]
@@ -156,7 +158,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         outcome.caught = [e for e in failed if e.compile_id in caught]
         outcome.limited = [e for e in found if e.stage == RECOMPILE_LIMIT]
         outcome.compiles = trace.n_compile_ids
-        outcome.graph_breaks = len(graph_breaks(trace).breaks)
+        outcome.graph_breaks = len(graph_breaks(trace, guard_trees).breaks)
         outcome.recompiles = recompiled.total
         outcome.expected_recompiles = {s.compile_id: s.expected for f in recompiled.frames for s in f.steps if s.expected}
         outcome.used_inductor = _used_inductor(trace)

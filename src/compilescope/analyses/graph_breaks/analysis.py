@@ -11,6 +11,7 @@ from typing import Any
 from ...model.ids import compilation_key
 from ...model.trace import Trace
 from ..compiled_frames import compiled_location
+from ..installed_guards import GuardTrees
 from ..user_locations import UserLocation, inline_frame, is_framework_file, traceback_frames
 from . import GraphBreak, GraphBreaks, TransformCall
 from .compile_index import CompileIndex, compile_index, ran_before
@@ -21,7 +22,10 @@ from .subclasses import dispatch_compiled_alone, untraced_subclass
 from .wording import BACKWARD_BREAK, BACKWARD_GRAPH
 
 
-def graph_breaks(trace: Trace) -> GraphBreaks:
+def graph_breaks(trace: Trace, guard_trees: GuardTrees | None = None) -> GraphBreaks:
+    """guard_trees: the log's guard trees, where the caller reads them too (made here otherwise): a break naming an
+    untraced object asks which classes they type as tensor classes."""
+    guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
     # (compile id, parsed, location, through DDP's forward, the line Dynamo resumed at after it where it matters, the
     # torch.func transform it is inside, whether it is in FSDP2's hooks and the user's call of the sharded module)
     events: list[tuple[str, dict[str, Any], UserLocation | None, bool, UserLocation | None, TransformCall | None,
@@ -73,7 +77,7 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
             found.in_fsdp_hook = True
             found.fsdp_call = found.fsdp_call or fsdp[1]
         skipped = skipped_frame(parsed["text"], compiled_location(compiles.get(compile_key)))
-        found.subclass_advice = found.subclass_advice or untraced_subclass(trace, parsed["text"])
+        found.subclass_advice = found.subclass_advice or untraced_subclass(guard_trees, parsed["text"])
         if skipped is not None and found.skipped_frame is None:
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
             found.in_with = skipped_with(parsed["text"])

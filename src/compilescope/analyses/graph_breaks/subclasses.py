@@ -1,16 +1,16 @@
-"""Tensor subclasses Dynamo could not trace: the classes a guard tree types as tensor classes (tensor_classes), what
-to do where a break or failure names an object of one (untraced_subclass), and the __torch_dispatch__ frames Dynamo
-compiled on their own because it skipped the frame that called them (dispatch_compiled_alone).
+"""Tensor subclasses Dynamo could not trace: what to do where a break or failure names an object of one
+(untraced_subclass; the classes the guard trees type as tensor classes are GuardTrees.tensor_classes), and the
+__torch_dispatch__ frames Dynamo compiled on their own because it skipped the frame that called them
+(dispatch_compiled_alone).
 """
 
 from __future__ import annotations
 
-import weakref
-
 from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
-from ...model.trace import Compile, Trace
+from ...model.trace import Compile
 from ..compiled_frames import compiled_location
+from ..installed_guards import GuardTrees
 from ..user_locations import last_user_stack_frame
 from . import CompiledCallee
 from .compile_index import DISPATCH, CompileIndex
@@ -18,44 +18,25 @@ from .compile_index import DISPATCH, CompileIndex
 # Dynamo met an object it cannot put in the graph as an argument of an op (`x @ self.weight`): torch's debug context
 # names its variable, `UserDefinedObjectVariable(ScaledTensor)`. A tensor subclass Dynamo cannot trace reads so.
 UNTRACED_OBJECT = lazy_compile(r"UserDefinedObjectVariable\((?P<cls>[A-Za-z_]\w{0,200})\)")
-# A guard tree names a class object it checks with its type: a torch.Tensor subclass's is torch._C._TensorMeta.
-_TENSOR_CLASS = "type=<class 'torch._C._TensorMeta'>"
-_GLOBAL_GUARDED = lazy_compile(r"GuardManager: source=G\['(?P<cls>[^'\n]{1,300})'\], ")
 SUBCLASS_STEP = (
     "{cls} reached the op as a plain Python object (Dynamo's UserDefinedObjectVariable), not a tensor{proof}. Dynamo "
     "traces a wrapper subclass (one with __torch_dispatch__) only when it implements __tensor_flatten__ (the "
     "attribute names of its inner tensors, and its other state as metadata) and __tensor_unflatten__ (rebuilding it "
     "from them): add both to {cls}, and AOTAutograd compiles with its inner tensors. Else keep {cls} out of the "
     "compiled function.")
-# Each trace's tensor_classes, kept while the trace lives: asked per break and per failed compile (graph breaks and
-# errors alike), the guard trees are read once (read per question, 2,000 compiles' breaks took 31 s).
-_TENSOR_CLASSES: dict[int, frozenset[str]] = {}
 
 
-def tensor_classes(trace: Trace) -> frozenset[str]:
-    """The globals (G['ScaledTensor']) some guard tree of the log types as a tensor class (torch._C._TensorMeta): the
-    torch.Tensor subclasses a compile guarded on. Read from the trees on the first question about the trace."""
-    known = _TENSOR_CLASSES.get(id(trace))
-    if known is None:
-        known = frozenset(m["cls"] for entry in trace.compiles.values() for a in entry.artifacts
-                          if a.name == "dynamo_cpp_guards_str" and a.payload is not None
-                          for line in trace.payload_text(a.payload).splitlines() if _TENSOR_CLASS in line
-                          for m in _GLOBAL_GUARDED.finditer(line))
-        _TENSOR_CLASSES[id(trace)] = known
-        weakref.finalize(trace, _TENSOR_CLASSES.pop, id(trace), None)  # (its id may be another trace's after)
-    return known
-
-
-def untraced_subclass(trace: Trace, text: str) -> str | None:
+def untraced_subclass(guard_trees: GuardTrees, text: str) -> str | None:
     """What to do where a graph break or failure names an object of a class Dynamo could not trace as an argument
     (`UserDefinedObjectVariable(ScaledTensor)`): a tensor subclass without __tensor_flatten__, said so where a guard
-    tree of the log types the class as a tensor class; None where the text names no such object."""
+    tree of the log types the class as a tensor class (guard_trees: the log's); None where the text names no such
+    object."""
     m = UNTRACED_OBJECT.search(text) if "to proxy" in text else None
     if m is None:
         return None
     cls = m["cls"]
     proof = ("; it is a torch.Tensor subclass (a guard of this log checks it as a tensor class)"
-             if cls in tensor_classes(trace) else ", if it is a torch.Tensor subclass of yours")
+             if cls in guard_trees.tensor_classes() else ", if it is a torch.Tensor subclass of yours")
     return SUBCLASS_STEP.format(cls=cls, proof=proof)
 
 

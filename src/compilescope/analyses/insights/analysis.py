@@ -51,14 +51,15 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     where the caller has them (the source analysis reads them too)."""
     printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
     stack_values = StackValues(trace)  # (recompiles and dynamic shapes both name ___stack sources)
+    guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)  # (recompiles, breaks, errors)
     ins = Insights(
         source=trace.source,
         n_compiles=trace.n_compile_ids,
-        graph_breaks=graph_breaks(trace),
+        graph_breaks=graph_breaks(trace, guard_trees),
         recompiles=recompiles(trace, stack_values, guard_trees),
         compile_time=compile_times(trace),
         caches=caches(trace),
-        errors=compile_errors(trace),
+        errors=compile_errors(trace, guard_trees),
         dynamic_shapes=dynamic_shapes(trace, stack_values),
         autotuning=autotuning(trace),
         cudagraphs=cudagraphs(trace, printed),
