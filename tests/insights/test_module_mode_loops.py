@@ -5,14 +5,20 @@ recompile, checked against the raw log's guard trees and the program."""
 from __future__ import annotations
 
 import ast
+import io
+import json
 import re
 
+from rich.console import Console
+
 from compilescope.analyses.analyze import analyze
+from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles import StateChange
 from compilescope.analyses.state_lines import change_lines
 from compilescope.ingest.reader import read_trace
+from compilescope.render.terminal import print_summary
 
-from ..conftest import line_holding, payloads_by_compile, torch213, torch213_moved
+from ..conftest import line_holding, payloads_by_compile, report, run_cli, torch213, torch213_moved
 
 LOG = "module_mode_loops.log.gz"
 PROGRAM = torch213(LOG).parents[1] / "programs" / "module_mode_loops.py"
@@ -269,3 +275,37 @@ def test_the_lines_found_are_gone_through_once_for_all_frames(monkeypatch, tmp_p
     assert frames[0] > 1 and any("switched at module_mode_loops.py:" in a
                                  for f in results.insights.recompiles.frames for a in f.advice)
     assert len(passes) == 1
+
+
+def test_the_other_changes_of_a_recompile_are_cut_to_the_first_eight_where_people_read_them(tmp_path, capsys):
+    """[0/1]: the loop over model.modules() turned 70 Dropouts' training False at once (and the model's own flag):
+    torch names drops[0]'s guard, and the 71 other values the guard trees fix differently are also_changed. The
+    terminal and each compile's page name the first 8 and "and 63 more"; the report's recompile table the first 8, the
+    rest folded in a <details>; --json keeps all 71 (every line said once per value, 2,400 lines for 1,200 modules)."""
+    with read_trace(str(torch213(LOG))) as trace:
+        found = insights(trace)
+        console = Console(width=200, color_system=None, record=True, file=io.StringIO())
+        print_summary(found, console)
+        out = console.export_text()
+    step = next(st for fr in found.recompiles.frames for st in fr.steps if st.compile_id == "[0/1]")
+    assert len(step.also_changed) == 71
+    first = [f"also changed since [0/0]: {c.text}" for c in step.also_changed[:8]]
+    said = [line.strip("│├└─ ") for line in out.splitlines() if "also changed since [0/0]" in line]
+    assert said == [*first, "and 63 more also changed since [0/0]"]
+
+    assert run_cli("summary", "--json", torch213(LOG)) == 0
+    saved = json.loads(capsys.readouterr().out)
+    [saved_step] = [st for fr in saved["recompiles"]["frames"] for st in fr["steps"]
+                    if st["compile_id"] == "[0/1]"]
+    assert len(saved_step["also_changed"]) == 71
+
+    report(torch213(LOG), tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    shown, _, folded = page.partition('<details class="also-changed-rest"><summary>and 63 more also changed since '
+                                      "[0/0]</summary>")
+    assert folded, "the rest is not folded under its count"
+    assert shown.count("also changed since [0/0]: <code>") == 8
+    assert folded.partition("</details>")[0].count("also changed since [0/0]: <code>") == 63
+    compile_page = (tmp_path / "-_0_1_0" / "index.html").read_text()
+    assert compile_page.count("also changed since [0/0]: ") == 8
+    assert "and 63 more also changed since [0/0]" in compile_page

@@ -553,7 +553,8 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     guards = {compilation_key(CompileId.parse(step.compile_id)): step.guard
               for frame in ins.recompiles.frames for step in frame.steps}
     recompile_notes = {compilation_key(CompileId.parse(step.compile_id)):
-             [f"also changed since {step.guard.compile_id}: {c.text}" for c in step.also_changed if step.guard]
+             [f"also changed since {step.guard.compile_id}: {c.text}" for c in step.also_changed_listed.items if step.guard]
+             + ([step.also_changed_more_text] if step.also_changed_more_text else [])
              + ([step.expected_text] if step.expected_text else [])
              for frame in ins.recompiles.frames for step in frame.steps}
     times = {c.compile_id: c for c in ins.compile_time.compiles}

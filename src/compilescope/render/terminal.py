@@ -226,8 +226,10 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
                 node.add(TerminalText(f"{_placed(step.specialized_placement)}{code}"))
             if step.dynamic_text:
                 node.add(TerminalText(step.dynamic_text))
-            for change in step.also_changed:
+            for change in step.also_changed_listed.items:
                 node.add(TerminalText(f"also changed since {guard.compile_id}: {change.text}"))
+            if step.also_changed_more_text:
+                node.add(TerminalText(step.also_changed_more_text, style="dim"))
             if step.expected_text:
                 node.add(TerminalText(step.expected_text, style="dim"))
         for advice in frame.advice:

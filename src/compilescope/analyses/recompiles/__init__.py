@@ -33,7 +33,7 @@ from ...lazy_regex import lazy_compile
 from ...model.records import dataclass
 from ...model.trace import Compile, Trace
 from ...model.payloads import PayloadRef
-from ...wording import and_list, count, format_seconds, times
+from ...wording import LISTED, Listed, and_list, count, cut, format_seconds, times
 from ..compile_time import STILL_COMPILING
 from ..compiled_frames import module_label
 from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specialization
@@ -376,6 +376,25 @@ class RecompileStep:
         return text
 
     previous: str | None = None  # the frame's compile before this one ("[0/3]")
+
+    @property
+    def also_changed_listed(self) -> Listed[StateChange]:
+        """The first LISTED of also_changed, as a page or the terminal names them, and how many more: a model of
+        1,200 modules whose mode flipped changed 2,400 values (--json keeps them all)."""
+        return cut(self.also_changed)
+
+    @property
+    def also_changed_rest(self) -> list[StateChange]:
+        """The changes also_changed_listed leaves out, for a page that shows them folded."""
+        return self.also_changed[LISTED:]
+
+    @property
+    def also_changed_more_text(self) -> str | None:
+        """"and 63 more also changed since [0/0]", where also_changed_listed leaves some out; None otherwise."""
+        more, guard = self.also_changed_listed.more, self.guard
+        if not more or guard is None:
+            return None
+        return f"and {more} more also changed since {guard.compile_id}"
 
     @property
     def guard(self) -> FailedGuard | None:
