@@ -14,8 +14,8 @@ resume_names.py, which import nothing of it but for annotations; its other modul
   reason_text.py      torch's text of one break: its reason, explanation and hints (parse_reason), where it is,
                       whether it is in DDP's forward, FSDP2's hooks or a torch.func transform, the frame Dynamo
                       skipped after it (and the `with` block it is in); Dynamo's own restarts, which are no break
-  subclasses.py       tensor subclasses Dynamo could not trace: the classes a guard types as tensors, what to do, the
-                      __torch_dispatch__ frames compiled on their own after a skip
+  subclasses.py       tensor subclasses Dynamo could not trace: what to do (told by the classes the guard trees type as
+                      tensors, GuardTrees.tensor_classes), the __torch_dispatch__ frames compiled on their own after a skip
   wording.py          what the report says of a break for people (BreakWording, which GraphBreak inherits): what it
                       says in place of torch's hints or beside them (note), which of those hints it shows, what ran
                       uncompiled or was skipped after it; a skipped frame's wording (skipped_text) and FSDP2's
