@@ -14,7 +14,7 @@ import compilescope
 from compilescope.ingest.discover import discover
 from compilescope.location import local_output
 
-from .conftest import peer, report, run_cli, shared, skip_or_fail, torch213, torch214
+from .conftest import peer, report, run_cli, shared, skip_or_fail, torch213, torch213_moved, torch214
 
 
 def test_missing_path_is_one_line_error(tmp_path, capsys):
@@ -571,6 +571,20 @@ def test_a_plain_report_imports_only_what_its_log_needs(tmp_path):
     imported = f"sorted(m for m in {NOT_FOR_A_PLAIN_REPORT!r} if m in sys.modules)"
     assert _report_in_a_new_process(torch213("compile_error_lowering.log"), tmp_path / "out", imported) == "0 []"
     assert (tmp_path / "out" / "index.html").is_file()
+
+
+# What op_mutations reads of a log whose graphs call custom ops: the ops' definitions (and their patterns), what
+# their bodies write, the reads moved past their calls. A log that calls none imports none of it.
+FOR_CUSTOM_OP_CALLS = ("compilescope.analyses.op_mutations.definitions", "compilescope.analyses.op_mutations.op_bodies",
+                       "compilescope.analyses.op_mutations.moved_reads")
+
+
+def test_a_report_of_a_log_without_custom_op_calls_imports_nothing_to_read_their_definitions(tmp_path):
+    imported = f"sorted(m for m in {FOR_CUSTOM_OP_CALLS!r} if m in sys.modules)"
+    assert _report_in_a_new_process(torch213("training.log"), tmp_path / "out", imported) == "0 []"
+    # (the other side: a log whose op writes undeclared, its program where the log says, imports all of it)
+    log = torch213_moved("custom_op_train_mutation.log.gz", tmp_path)
+    assert _report_in_a_new_process(log, tmp_path / "ops", imported) == f"0 {sorted(FOR_CUSTOM_OP_CALLS)!r}"
 
 
 def test_a_log_with_bytecode_to_decompile_still_imports_the_decompiler(tmp_path):

@@ -4,6 +4,8 @@ into the undeclared writes, the ops not checked and the calls left out; each cal
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...model.source_files import NO_FILES, SourceFiles
 from ...model.trace import Trace
 from ..user_locations import UserLocation
@@ -11,7 +13,9 @@ from . import (CUSTOM_OP, NOT_FOUND, OVERLOAD_NOT_SHOWN, TRITON_OP, DroppedCall,
                OpCall, OpMutations, OpSource, UndeclaredMutation, UnreadSource)
 from .calling_files import add_file_ops, import_roots, imported_files, importers, read_calling_files, read_lines
 from .graph_calls import found_calls
-from .moved_reads import CompiledCalls
+
+if TYPE_CHECKING:
+    from .moved_reads import CompiledCalls
 
 
 def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
@@ -142,6 +146,8 @@ def told_calls(trace: Trace, op_calls: list[OpCall], where: list[GraphPlace],
     """The op's calls with their moved reads: at most MAX_MOVED_READS listed over all of them, the rest counted.
     where: each call's place in its compile's graph (FoundCalls.where). `compiled` keeps what each compile's graph
     and output code say, read once however many calls it has."""
+    from .moved_reads import CompiledCalls  # here: the output code's calls are read for a log with custom-op calls only
+
     told: list[OpCall] = []
     room = MAX_MOVED_READS
     for c, place in zip(op_calls, where, strict=True):

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Sequence
 from ...model.source_files import MAX_SOURCE_BYTES, SourceFiles
 from ...model.trace import Compile, Trace
 from . import CHANGED, MAX_MODULE_NODES, NOT_READABLE, FoundCalls, OpSource
-from .definitions import custom_op_sources
 from .graph_calls import found_calls
 
 
@@ -95,6 +94,9 @@ def add_file_ops(path: str, sites: set[tuple[str, int, str | None]], sources: di
         unread[path] = why
         return
     texts[path] = text
+    # (here: reading an op's definitions, with their patterns and op_bodies, is for a log whose graphs call custom ops)
+    from .definitions import custom_op_sources
+
     for op, defs in custom_op_sources(text).items():
         sources.setdefault(op, []).extend((path, d) for d in defs)
 
