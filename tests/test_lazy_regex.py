@@ -59,6 +59,11 @@ LAZY_FOR_A_SMALL_LOG = (
     # (a ModuleList's blocks compiled alike)
     *(f"compilescope.analyses.repeated_blocks.{name}" for name in ("_INPUT", "_NUMBERED", "_GUARDED_MODULE", "_LINE",
                                                                    "_BLOCK_INPUT", "_OTHER_WEIGHT", "_IDENTIFIER")),
+    # (a line a file ends otherwise than splitlines() does; a typed graph node; a cache key's is_backward; a mode or
+    # requires_grad guard that failed; an fsspec chain; a rank's log; a crash file beside a log)
+    "compilescope.location._LINE_END", "compilescope.analyses.fx_sites.FX_NODE", "compilescope.analyses.caches._IS_BACKWARD",
+    "compilescope.analyses.state_lines._TRAINING_GUARD", "compilescope.analyses.state_lines._REQUIRES_GRAD_EXPECTED",
+    "compilescope.location._CHAIN", "compilescope.ingest.discover.RANK_LOG", "compilescope.ingest.crash_files.CRASH_FILE",
     # (output code with a user's Triton kernel)
     *(f"compilescope.analyses.user_kernels.{name}" for name in ("_OPENER", "_ORIGINAL_PATH", "_DEBUG_HANDLE", "_RUN",
                                                                 "_SIGNATURE", "_SIGNATURE_ITEM", "_NUMBER", "_SIZE_SYMBOL",
@@ -66,11 +71,23 @@ LAZY_FOR_A_SMALL_LOG = (
 )
 
 
+def _compiled(patterns: tuple[str, ...]) -> str:
+    """The expression _report_in_a_new_process evaluates: which of the patterns were compiled (a re.Pattern, made
+    eagerly, counts as compiled)."""
+    names = ", ".join(repr(name.rpartition(".")) for name in patterns)
+    return (f"sorted(m + '.' + n for m, _, n in [{names}] "
+            "if 'match' in getattr(getattr(sys.modules[m], n, None), '__dict__', ('match',)))")
+
+
 def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
-    names = ", ".join(repr(name.rpartition(".")) for name in LAZY_FOR_A_SMALL_LOG)
-    compiled = (f"sorted(m + '.' + n for m, _, n in [{names}] "
-                "if 'match' in getattr(getattr(sys.modules[m], n, None), '__dict__', ('match',)))")  # (re.Pattern: none)
+    compiled = _compiled(LAZY_FOR_A_SMALL_LOG)
     assert _report_in_a_new_process(torch213("compile_error_lowering.log"), tmp_path / "out", compiled) == "0 []"
+
+
+def test_a_report_of_a_log_without_a_traceback_compiles_no_frame_pattern(tmp_path):
+    """(compile_error_lowering's error quotes a traceback: training.log, which has none, reads no frame of one)"""
+    compiled = _compiled(("compilescope.analyses.user_locations.TRACEBACK_FRAME",))
+    assert _report_in_a_new_process(torch213("training.log"), tmp_path / "out", compiled) == "0 []"
 
 
 # Patterns a fixed string of theirs rules out first: compiled_optimizer.log's two graph breaks (Adam.step force-skipped

@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import io
 import os
-import re
 import stat
 from .model.records import dataclass
 from typing import IO, Any, BinaryIO, Callable, NamedTuple, TypeVar
 
 from .errors import CompilescopeError
+from .lazy_regex import lazy_compile
 
 T = TypeVar("T")
 
@@ -44,12 +44,12 @@ def remote_errors(func: Callable[..., T]) -> Callable[..., T]:
 # An fsspec chain: protocols each followed by "::", then the location they wrap (dir::/tmp/x, simplecache::s3://b/k).
 # What follows the last "::" may be a plain path, which fsspec opens on the local filesystem: such a chain was taken
 # for a local path and written under ./dir::/tmp/x.
-_CHAIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+::")
+_CHAIN = lazy_compile(r"[A-Za-z][A-Za-z0-9+.-]+::")  # (matched only where a path holds "::")
 
 
 def is_url(path: str | os.PathLike) -> bool:
     """A location fsspec must open (file:// URLs and fsspec chains included); a plain path (or a Path) is not one."""
-    return isinstance(path, str) and ("://" in path[:32] or _CHAIN.match(path) is not None)
+    return isinstance(path, str) and ("://" in path[:32] or ("::" in path and _CHAIN.match(path) is not None))
 
 
 FILE_URL = "file://"
@@ -66,7 +66,7 @@ def local_output(path: str) -> str:
     """
     if path.startswith(FILE_URL):
         return os.path.abspath(path[len(FILE_URL):])
-    if _CHAIN.match(path):
+    if "::" in path and _CHAIN.match(path):
         try:
             fs, inner = filesystem(path)  # (dir:: layers unwrapped)
         except CompilescopeError:
@@ -387,7 +387,7 @@ class LocalLines(NamedTuple):
 
 # The line ends Python's tokenizer counts lines by: str.splitlines() also ends a line at a form feed (a page break in
 # a Python file), \x0b, \x1c-\x1e, \x85 and \u2028/9, which made every line after one a line off the log's numbers.
-_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END = lazy_compile(r"\r\n|\r|\n")  # (a file with a line end splitlines() takes for one)
 _NOT_LINE_ENDS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # (where a file holds none, splitlines() is the same, faster)
 
 

@@ -59,7 +59,7 @@ FREEZING_BYPASSES = {
 }
 _NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hit|miss|bypass)$")
 # One component of an FX graph cache key, as its lookup's payload lists them: "[hash] fx_kwargs[is_backward]: True"
-_IS_BACKWARD = re.compile(r"^\[\w+\] fx_kwargs\[is_backward\]: (True|False)$")
+_IS_BACKWARD = lazy_compile(r"^\[\w+\] fx_kwargs\[is_backward\]: (True|False)$")
 
 
 @dataclass

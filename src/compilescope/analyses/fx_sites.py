@@ -64,7 +64,7 @@ def first_fx_source_comment(text: str) -> re.Match[str] | None:
 # A node of a graph dump's body, its name and its expression up to torch's freeing of what it used:
 # `    layer_norm: "f32[4, 32][32, 1]cpu" = torch.nn.functional.layer_norm(x, (32,), w, b);  x = w = None`
 # (the type only in a typed graph: post-grad, or Dynamo's with its sizes; the indent is the graph body's)
-FX_NODE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*(?P<expr>.+?)(?:;\s+.*)?$")
+FX_NODE = lazy_compile(r"^\s*(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*(?P<expr>.+?)(?:;\s+.*)?$")
 # `    y: "f32[4][1]cpu" = l_x_ * 2;  l_x_ = None`
 _NODE_DEF = re.compile(r"^\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\s*:\s*\"[^\"]*\")?\s*=\s")
 

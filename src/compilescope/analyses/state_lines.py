@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.source_files import MAX_SOURCE_BYTES, NO_FILES, SourceFiles
@@ -754,8 +755,8 @@ def _on_stack(where: list[tuple[str, int, list[str]]], stack: list[Frame] | None
 # A failed guard on a mode (`self._modules['drop'].training == True`, the value the guarded compile had) and one on a
 # parameter's requires_grad (`tensor 'self._modules['fc']._parameters['bias']' requires_grad mismatch. expected
 # requires_grad=0`): the change torch names itself, so also_changed leaves it out.
-_TRAINING_GUARD = re.compile(r"((?:self|G\['\w+'\])\S*)\.training == (True|False)")
-_REQUIRES_GRAD_EXPECTED = re.compile(r"expected requires_grad=([01])\b")
+_TRAINING_GUARD = lazy_compile(r"((?:self|G\['\w+'\])\S*)\.training == (True|False)")
+_REQUIRES_GRAD_EXPECTED = lazy_compile(r"expected requires_grad=([01])\b")
 
 
 def _changes(step: RecompileStep) -> list[StateChange]:

@@ -18,7 +18,7 @@ from ..model.records import dataclass
 # `  File "/path/x.py", line 23, in f` (optionally followed by the code on the next line)
 # The function name is taken to the end of the line and stripped after: a lazy `.+?\s*$` is
 # quadratic on a run of spaces. Line numbers are bounded so int() never sees a huge digit string.
-TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<func>.+)$')
+TRACEBACK_FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<func>.+)$')
 # `# File "/path/x.py", line 23, in f, code: if y.sum() > 0:` (graph-break explanations)
 _INLINE_FRAME = lazy_compile(r'File "(?P<file>[^"]+)", line (?P<line>\d{1,9}), in (?P<func>[^,\n]+)(?:, code: (?P<code>.*))?')
 # A source as the compiled function's own code names it: L['self'].param_groups[0]['lr'] is self.param_groups[0]['lr']

@@ -26,12 +26,13 @@ import zlib
 from typing import Callable
 
 from ..decompile.recorded import CRASH, CRASH_FILE_PREFIX, EXCEPTION_HEADER
+from ..lazy_regex import lazy_compile
 from ..location import open_regular_file, read_local_bytes
 from ..model.records import dataclass
 from .lines import GLOG_PREFIX
 
 CRASH_TEXT_LIMIT = 1 << 20  # faulthandler writes a few KB (100 frames a thread at most)
-CRASH_FILE = re.compile(re.escape(CRASH_FILE_PREFIX) + r"(\d{1,10})\.txt")
+CRASH_FILE = lazy_compile(re.escape(CRASH_FILE_PREFIX) + r"(\d{1,10})\.txt")  # (for a name with the prefix)
 HEAD_BYTES = 1 << 16  # of a log, read for the pid of its first record
 
 
@@ -52,11 +53,11 @@ def crash_file_name(pid: int) -> str:
 
 def read_crash_file(path: str) -> CrashFile | None:
     """The crash file at path; None when it is no crash file's name, not a regular file, or cannot be read."""
+    read = read_local_bytes(path, CRASH_TEXT_LIMIT, cut=True, follow_links=False)
+    if read.data is None:  # (first: most logs' directories have no crash file, and then no pattern is compiled)
+        return None
     m = CRASH_FILE.fullmatch(os.path.basename(path))
     if m is None:
-        return None
-    read = read_local_bytes(path, CRASH_TEXT_LIMIT, cut=True, follow_links=False)
-    if read.data is None:
         return None
     text = read.data.decode("utf-8", "replace") if read.data.strip() else ""
     if text and read.size > len(read.data):
@@ -76,7 +77,7 @@ def crash_files(directory: str, skip: frozenset[str] | set[str] = frozenset(), p
     process's."""
     found = []
     for name in [crash_file_name(pid)] if pid is not None else sorted(os.listdir(directory)):
-        if name in skip or CRASH_FILE.fullmatch(name) is None:
+        if name in skip or not name.startswith(CRASH_FILE_PREFIX) or CRASH_FILE.fullmatch(name) is None:
             continue
         crash = read_crash_file(os.path.join(directory, name))
         if crash is not None:

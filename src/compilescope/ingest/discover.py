@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import stat
 from typing import Callable
 
@@ -18,7 +17,8 @@ from ..model.records import dataclass
 
 # The one reading of a rank from a file name: torch's dedicated_log_torch_trace_rank_<N>_<random>.log
 # (gzipped copies keep the name). A name without it has no rank (the reader then reads every envelope).
-RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d{1,9})(?!\d)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
+RANK_LOG = lazy_compile(r"^dedicated_log_torch_trace_rank_(\d{1,9})(?!\d)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
+_RANK_LOG_START = "dedicated_log_torch_trace_rank_"  # (a name without it: no pattern compiled to tell)
 TORCH_LOG_NAME = "dedicated_log_torch_trace"  # how torch names each process's TORCH_TRACE log
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".gz")
 SNIFF_BYTES = 4096  # enough for the first line of a log (a glog prefix and the start of an envelope)
@@ -35,7 +35,8 @@ class Discovered:
 
 def rank_of(path: str) -> int | None:
     """The rank in a log's file name (RANK_LOG), None when the name carries none."""
-    m = RANK_LOG.match(os.path.basename(path))
+    name = os.path.basename(path)
+    m = RANK_LOG.match(name) if name.startswith(_RANK_LOG_START) else None
     return int(m.group(1)) if m else None
 
 
