@@ -72,6 +72,8 @@ class CompileCheckpointing:
 
 @dataclass
 class ActivationCheckpointing:
+    """The compiles whose graphs hold a checkpoint call, each with what its backward recomputes."""
+
     compiles: list[CompileCheckpointing] = field(default_factory=list)  # only those with a checkpoint call
 
     def to_json(self) -> list[dict[str, Any]]:

@@ -64,6 +64,8 @@ _MAX_UNCHECKED_DIMS = 8
 
 @dataclass
 class AotiDim:
+    """One dimension of an AOTInductor package's input: a static size, or a dynamic one's bounds."""
+
     size: int | None = None  # a static dim's size
     min: int | None = None  # a dynamic dim's bounds, as the checks hold them (None: unbounded there)
     max: int | None = None
@@ -80,6 +82,8 @@ class AotiDim:
 
 @dataclass
 class AotiInput:
+    """One input an AOTInductor package's wrapper checks: its argument, dtype, dims and device."""
+
     index: int
     name: str | None  # the user's argument, from the graph's signature
     dtype: str | None  # at::k<dtype>: "Float"
@@ -225,6 +229,8 @@ class PackageBuild:
 
 @dataclass
 class Aoti:
+    """What the log says of AOTInductor: the packages it built, the build's and header's times, and the user's calls."""
+
     packages: list[AotiPackage] = field(default_factory=list)
     header: HeaderPrecompile | None = None  # None where the log times no header precompile
     build: PackageBuild | None = None  # None where the log times no AotCodeCompiler.compile

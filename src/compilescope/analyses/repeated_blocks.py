@@ -62,6 +62,8 @@ class RepeatedBlocks:
 
 @dataclass
 class Regional:
+    """The repeated blocks (the same layer compiled again and again) regional compilation would compile once."""
+
     repeated: list[RepeatedBlocks] = field(default_factory=list)  # in compile order
 
     def by_blocks(self) -> list[list[RepeatedBlocks]]:

@@ -242,6 +242,8 @@ def launch_words(call: str | None) -> str:
 
 @dataclass
 class UserKernels:
+    """The user's own Triton kernels launched inside compiled functions (raw, or through triton_op or wrap_triton)."""
+
     kernels: list[UserKernel] = field(default_factory=list)  # in compile order, then the code's
 
     def __bool__(self) -> bool:

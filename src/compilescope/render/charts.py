@@ -17,6 +17,8 @@ from ..model.records import dataclass
 
 @dataclass(frozen=True)
 class ChartOptions:
+    """How the compile-time charts are drawn: rows at most, and the narrowest segment shown."""
+
     timeline_rows: int = TIMELINE_ROWS  # rows drawn at most (the analysis picks the slowest)
     min_segment_pct: float = 0.05  # narrower segments are not drawn (their time is in the totals)
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ReportOptions:
+    """What the command line asks of a report's pages (tlparse's flags and ours)."""
+
     plain_text: bool = False  # -p: output code as .txt instead of highlighted HTML
     custom_header_html: str = ""  # trusted: the user passed it on the command line
     verbose: bool = False
