@@ -215,26 +215,33 @@ def _scan_graphs(trace: Trace) -> FoundCalls:
         if entry.compile_id is None:
             continue
         graphs = [a for a in entry.artifacts if a.name == GRAPH_ARTIFACT and a.payload is not None]
-        aot = "\n".join(trace.payload_text(a.payload) for a in entry.artifacts
-                        if a.name in AOT_GRAPHS and a.payload is not None)
-        if not graphs or not aot:
+        aot_graphs = [a for a in entry.artifacts if a.name in AOT_GRAPHS and a.payload is not None]
+        if not graphs or not aot_graphs:
             continue  # (no AOTAutograd: nothing took the op for functional; or no graph to place its calls)
-        key = compilation_key(entry.compile_id)
-        cached = any(a.name in CACHE_HITS for a in entry.artifacts)
-        aot_called, aot_wrapped = aot_calls(aot)
-        launches = kernel_launches(aot)
-        ran_at: dict[tuple[str, int], dict[str, set[str]]] | None = None  # aot_overloads, read where a packet is called
-        # (the forward's: the graph whose calls the output code runs; the joint graph also holds the backward's)
-        compiled_aot = next((trace.payload_text(a.payload) for a in entry.artifacts
-                             if a.name in AOT_FORWARD and a.payload is not None), "")
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
             graph = trace.payload_text(artifact.payload)
+            graph_sites = op_call_sites(graph)
+            # The AOT graphs are read only for a graph calling a custom op (most call none: a model's thousands of
+            # aten calls were each matched and looked up for nothing).
+            if not any(site is not None and _op_name(graph_op) is not None for graph_op, site, _ in graph_sites):
+                continue
+            aot = "\n".join(trace.payload_text(a.payload) for a in aot_graphs)
+            if not aot:
+                continue
+            key = compilation_key(entry.compile_id)
+            cached = any(a.name in CACHE_HITS for a in entry.artifacts)
+            aot_called, aot_wrapped = aot_calls(aot)
+            launches = kernel_launches(aot)
+            ran_at: dict[tuple[str, int], dict[str, set[str]]] | None = None  # aot_overloads, read where a packet is called
+            # (the forward's: the graph whose calls the output code runs; the joint graph also holds the backward's)
+            compiled_aot = next((trace.payload_text(a.payload) for a in entry.artifacts
+                                 if a.name in AOT_FORWARD and a.payload is not None), "")
             # (op, the call, the op as the graph names it, the overload it ran, its line, whether that is shown)
             found: list[tuple[str, OpCall, set[str] | None, str, str, tuple[str, int], bool]] = []
             unused_calls: list[bool] = []  # each call's result is unused, and no Triton kernel launched on its line
             nths: list[int] = []  # which of the graph's calls of its op each is (_places)
             seen: dict[str, int] = {}  # the op as the graph names it -> its calls so far, those with no line too
-            for graph_op, site, unused in op_call_sites(graph):
+            for graph_op, site, unused in graph_sites:
                 nth = seen[graph_op] = seen.get(graph_op, -1) + 1
                 op = _op_name(graph_op)
                 if op is None or site is None:
