@@ -251,16 +251,19 @@ ADDED_IN_15 = {
     "analyses.op_mutations.OpCall": ("unplaced",),
     "analyses.op_mutations.DroppedCall": ("overload_unknown",),
 }
+ADDED_IN_16 = {
+    "model.trace.Trace": ("timeline_events",),
+}
 
 
 def _as_version_9(value):
-    """A saved document as version 9 saved it: without the fields versions 10 to 15 added."""
+    """A saved document as version 9 saved it: without the fields versions 10 to 16 added."""
     if isinstance(value, list):
         return [_as_version_9(v) for v in value]
     if not isinstance(value, dict):
         return value
     dropped = sum((added.get(value.get("$t"), ()) for added in (ADDED_IN_10, ADDED_IN_11, ADDED_IN_12, ADDED_IN_13,
-                                                                    ADDED_IN_14, ADDED_IN_15)), ())
+                                                                    ADDED_IN_14, ADDED_IN_15, ADDED_IN_16)), ())
     return {k: _as_version_9(v) for k, v in value.items() if k not in dropped}
 
 

@@ -30,16 +30,16 @@ RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was
 # (a field it lacks would load as its default: every recompile avoidable, no AOTInductor package), and say in
 # RESULTS_ADDED what the new version added, which a refused older file is told it lacks.
-# 14, 13, 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
+# 16, 15, 14, 13, 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
 # CompileCache.reason_numbers: were worked out where they were shown);
 # 8: the stacks outside any compilation are grouped by the user's frames (outside_stacks; was one trie);
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 15
+RESULTS_VERSION = 16
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "56470d2329dc04fd"
+RESULTS_FINGERPRINT = "1852371731feb5e2"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -69,6 +69,7 @@ RESULTS_ADDED = {
     15: "which calls of a custom op the log does not place among the compiled code's calls of their overload (no read "
         "said moved past them, nor said not to be); which calls left out were not checked because the log does not "
         "say their overload, not because their source was not read (DroppedCall.overload_unknown)",
+    16: "the begin and end events a compile's timeline reads, apart from the chromium events (Trace.timeline_events)",
 }
 
 

@@ -29,6 +29,7 @@ class TraceBuilder:
         self.string_table: dict[int, str] = {}  # per log, never shared between files
         self.export_seen = False  # torch.export ran in this log (its records carry no compile id)
         self.chromium_events = JsonLines()
+        self.timeline_events = JsonLines()  # (Trace.timeline_events)
         self.benchmark_events: list[dict] = []  # Trace.benchmark_events
         self.cudagraph_events: list[dict] = []  # Trace.cudagraph_events
         self.dump_files: dict[str, PayloadRef] = {}
@@ -229,6 +230,7 @@ class TraceBuilder:
             compiles=self.compiles,
             string_table=self.string_table,
             chromium_events=self.chromium_events,
+            timeline_events=self.timeline_events,
             dump_files=self.dump_files,
             unclaimed_payloads=self.unclaimed_payloads,
             unknown_events=self.unknown_events,

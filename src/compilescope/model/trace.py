@@ -324,6 +324,10 @@ class Trace:
     # What an analysis found in this trace that several steps of one report ask for, found once (not saved): a name ->
     # its value (op_mutations.graph_calls.found_calls: the files ingest reads for the analysis, then the analysis)
     found_once: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # Of each begin and end event ("ph" B or E, named), what a compile's timeline reads: its name, ph, ts, pid and tid,
+    # and a begin's args' compile_id, in the log's order. The timeline read them from chromium_events, parsing each
+    # event whole again: an end event's args (its compile's metrics) and the instant events were most of the bytes.
+    timeline_events: JsonLines = field(default_factory=JsonLines)
 
     def payload_text(self, ref: PayloadRef | None) -> str:
         return "" if ref is None else self.store.get(ref)
@@ -372,6 +376,7 @@ class Trace:
         self.store.close()
         self.raw.close()
         self.chromium_events.close()
+        self.timeline_events.close()
 
     @property
     def closed(self) -> bool:

@@ -80,6 +80,12 @@ def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
         args["compile_id"] = relabel(args["compile_id"], env)
     b.chromium_events.append(event)
     name = event.get("name")  # (a str, or absent or null: bad_fields checked it)
+    ph = event.get("ph")
+    if (ph == "B" or ph == "E") and isinstance(name, str):  # (what a compile's timeline reads: Trace.timeline_events)
+        timed = {k: event[k] for k in COMPILE_EVENT_KEPT if k in event}
+        if ph == "B" and isinstance(args, dict) and "compile_id" in args:
+            timed["args"] = {"compile_id": args["compile_id"]}
+        b.timeline_events.append(timed)
     if name in COMPILE_EVENT_NAMES:
         b.benchmark_events.append({k: event[k] for k in COMPILE_EVENT_KEPT if k in event})
     elif name and (name in BENCHMARK_EVENT_NAMES or name.endswith(BENCHMARK_EVENT_SUFFIXES)):
