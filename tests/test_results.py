@@ -253,6 +253,7 @@ ADDED_IN_15 = {
 }
 ADDED_IN_16 = {
     "model.trace.Trace": ("timeline_events",),
+    "analyses.sources.GraphBreakSite": ("in_fsdp_hook",),
 }
 
 

@@ -232,3 +232,27 @@ def test_check_does_not_count_the_loops_requires_grad_recompile(capsys):
     assert run_cli("check", "--max-avoidable-recompiles", "0", _log(FIXED, 0)) == 0
     assert ("0 avoidable recompiles (1 more expected, not counted: a module's mode, a parameter's requires_grad or a "
             "tensor's requires_grad from the same calling line that no compiled version had)") in capsys.readouterr().out
+
+
+def test_the_source_page_says_fsdps_hook_broke_the_graph_at_the_users_call(tmp_path):
+    from ..conftest import report
+
+    # The break torch placed at its _fsdp_common.py:30 (test_the_logs_break_in_fsdps_hook_under_the_programs_loop) is
+    # listed at the program's line 46, x = block(x), the user's call of the sharded block: that line says FSDP2's hook
+    # broke the graph there, as the insights do, and what to do, in place of torch's "placed by torch in ...".
+    report(_log(JOB, 0), tmp_path / "out")
+    pages = sorted(p.name for p in (tmp_path / "out" / "sources").glob("*.html"))
+    assert [p.rsplit("_", 1)[0] for p in pages] == [PROGRAM]  # no page of torch's file
+    html = " ".join(unescape((tmp_path / "out" / "sources" / pages[0]).read_text()).split())
+    line_46 = html[html.index('id="L46"'):]
+    line_46 = line_46[:line_46.index('class="src-')]  # up to the next line (or gap)
+    torch_line = "in FSDP2's hooks (torch's _fsdp_common.py:30 in wrapper), which this line called"
+    assert (f"<strong>graph break</strong>: Attempted to call function marked as skipped <span class=\"muted\">"
+            f"({torch_line})</span>") in line_46
+    assert "FSDP2's hooks broke the graph, not your code" in line_46
+    assert "To do: compile each module you shard on its own, before sharding it" in line_46
+    assert "torch.compile(submodule) first, then fully_shard()" in line_46 and "placed by torch" not in html
+    # The page's list of breaks says it too; line 44, where forward starts, carries no break.
+    assert f'line 46</a>: Attempted to call function marked as skipped <span class="muted">({torch_line})' in html
+    line_44 = html[html.index('id="L44"'):html.index('id="L45"')]
+    assert "graph break" not in line_44

@@ -56,7 +56,7 @@ from ...model.ids import CompileId
 from ...model.records import dataclass
 from ...wording import Listed, cut, format_seconds, said
 from ..graph_breaks.resume_names import resume_of
-from ..graph_breaks.wording import EXPLICIT_BREAK
+from ..graph_breaks.wording import EXPLICIT_BREAK, fsdp_note
 from ..user_locations import UserLocation, is_torch_file
 
 SCHEMA_VERSION = 1
@@ -98,6 +98,9 @@ class GraphBreakSite:
     # Where torch placed the break ("Graph break in user code at .../torch/optim/optimizer.py:79"), when that is not
     # the user's line it is listed at (location, the innermost user frame, the call that led there).
     torch_location: UserLocation | None = None
+    # In FSDP2's hooks (graph_breaks' fsdp_hook_call): torch placed it in FSDP's code, under the user's call of a
+    # fully_shard-ed module (location), the line to change.
+    in_fsdp_hook: bool = False
 
     @property
     def torch_text(self) -> str | None:
@@ -106,17 +109,25 @@ class GraphBreakSite:
         at = self.torch_location
         if at is None:
             return None
+        if self.in_fsdp_hook:  # (graph_breaks' torch_line words, as the insights say it)
+            return f"in FSDP2's hooks (torch's {at.short}{f' in {at.function}' if at.function else ''}), which this line called"
         where = f"{at.short}{f' ({at.function})' if at.function else ''}"
         if self.reason == EXPLICIT_BREAK and is_torch_file(at.filename):
             return (f"PyTorch's own break, in {where}, which it makes there on purpose: nothing in your code to "
                     "change")
         return f"placed by torch in {where}, which this line called"
 
+    @property
+    def note(self) -> str | None:
+        """What the break is and what to do, where torch's own words would send the user to the wrong line (FSDP2's
+        hooks: the insights' note, the line being this one); None for others."""
+        return fsdp_note(None) if self.in_fsdp_hook else None
+
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "reason": self.reason,
                 "location": self.location.to_json(),
                 "torch_location": self.torch_location.to_json() if self.torch_location else None,
-                "torch_text": self.torch_text,
+                "torch_text": self.torch_text, "in_fsdp_hook": self.in_fsdp_hook, "note": self.note,
                 "compile_ids": self.compile_ids, "resume_functions": self.resume_functions,
                 "eager_lines": [{"path": p, "line": n} for p, n in self.eager_lines]}
 

@@ -10,7 +10,7 @@ from ...model.trace import Trace
 from ..compiled_frames import compiled_frame
 from ..graph_breaks import GraphBreaks
 from ..graph_breaks.resume_names import resume_of
-from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, parse_reason
+from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, fsdp_hook_call, parse_reason
 from ..user_locations import UserLocation, traceback_frames
 from . import GraphBreakSite, NoteAt, resumed_function
 from .file_text import Quotes, is_user_source
@@ -91,6 +91,7 @@ def graph_break_sites(trace: Trace) -> BreakSites:
                     placed = (header["file"], int(header["line"]))
                     function = next((f.function for f in reversed(frames) if f.key == placed), None)
                     site.torch_location = UserLocation(placed[0], placed[1], function)
+                    site.in_fsdp_hook = fsdp_hook_call(text, site.torch_location)[0]
             if key not in site.compile_ids:
                 site.compile_ids.append(key)
             # User tracebacks name a resume function by the function it resumes.
@@ -138,7 +139,8 @@ def add_breaks(sites: list[GraphBreakSite], resumes: dict[tuple[str, int, str], 
         n = at(site.location.filename, site.location.line)
         if n is not None:
             n.graph_breaks.append({"index": site.index, "reason": site.reason, "compile_ids": site.compile_ids,
-                                   "resume_functions": site.resume_functions, "torch_text": site.torch_text})
+                                   "resume_functions": site.resume_functions, "torch_text": site.torch_text,
+                                   "note": site.note})
         for path, line in site.eager_lines:
             n = at(path, line)
             if n is not None and site.index not in n.eager:

@@ -222,8 +222,9 @@ def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterat
         resumes = "".join(f' → resumed by {function_name_html(r, "mono")} ' + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, []))
                           for r in elsewhere)
         torch_text = f' <span class="muted">({html_text(b["torch_text"])})</span>' if b.get("torch_text") else ""
+        note = f'<br>{html_text(b["note"])}' if b.get("note") else ""
         yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])}{torch_text} (in '
-               f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
+               f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}{note}</li>')
     for i in notes.eager_only:
         site = breaks[i]
         loc = site.location
