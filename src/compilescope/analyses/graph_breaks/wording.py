@@ -126,6 +126,12 @@ def skipped_text(skipped: UserLocation | None, in_loop: bool, in_with: UserLocat
     return f"{skipped_title(skipped, called_at, before)}{ran}: {skipped_cause(in_loop, in_with)}"
 
 
+def in_fsdp_hooks(placed: UserLocation) -> str:
+    """"in FSDP2's hooks (torch's _fsdp_common.py:30 in wrapper)": a break torch placed in FSDP2's code, as the
+    insights and the source page say it beside the user's call of the sharded module."""
+    return f"in FSDP2's hooks (torch's {placed.short}{f' in {placed.function}' if placed.function else ''})"
+
+
 def fsdp_note(call: UserLocation | None) -> str:
     """What a break in FSDP2's hooks is and what to do, in place of torch's hints (which ask to avoid FSDP's call of
     torch._dynamo.disable)."""
@@ -217,7 +223,7 @@ class BreakWording:
         loc = self.location
         if self.shown_at is loc or loc is None:
             return None
-        return f"in FSDP2's hooks (torch's {loc.short}{f' in {loc.function}' if loc.function else ''})"
+        return in_fsdp_hooks(loc)
 
     @property
     def by_torch(self) -> bool:

@@ -56,7 +56,7 @@ from ...model.ids import CompileId
 from ...model.records import dataclass
 from ...wording import Listed, cut, format_seconds, said
 from ..graph_breaks.resume_names import resume_of
-from ..graph_breaks.wording import EXPLICIT_BREAK, fsdp_note
+from ..graph_breaks.wording import EXPLICIT_BREAK, fsdp_note, in_fsdp_hooks
 from ..user_locations import UserLocation, is_torch_file
 
 SCHEMA_VERSION = 1
@@ -109,8 +109,8 @@ class GraphBreakSite:
         at = self.torch_location
         if at is None:
             return None
-        if self.in_fsdp_hook:  # (graph_breaks' torch_line words, as the insights say it)
-            return f"in FSDP2's hooks (torch's {at.short}{f' in {at.function}' if at.function else ''}), which this line called"
+        if self.in_fsdp_hook:
+            return f"{in_fsdp_hooks(at)}, which this line called"
         where = f"{at.short}{f' ({at.function})' if at.function else ''}"
         if self.reason == EXPLICIT_BREAK and is_torch_file(at.filename):
             return (f"PyTorch's own break, in {where}, which it makes there on purpose: nothing in your code to "
