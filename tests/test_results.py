@@ -252,7 +252,6 @@ ADDED_IN_15 = {
     "analyses.op_mutations.DroppedCall": ("overload_unknown",),
 }
 ADDED_IN_16 = {
-    "model.trace.Trace": ("timeline_events",),
     "analyses.sources.GraphBreakSite": ("in_fsdp_hook",),
 }
 

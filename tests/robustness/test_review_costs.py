@@ -17,7 +17,9 @@ from compilescope.analyses.op_mutations import (TRITON_OP, UndeclaredMutation, c
                                                 op_bodies)
 from compilescope.analyses import state_lines
 from compilescope.analyses.analyze import analyze
+from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.recompiles import StateChange
+from compilescope.analyses.results import Results
 from compilescope.analyses.sources import LineNotes
 from compilescope.ingest.reader import read_trace
 from compilescope.model.payloads import JsonLines
@@ -197,11 +199,13 @@ def test_the_compile_timeline_reads_the_begin_and_end_events_not_every_chromium_
     """compile_times parsed every chromium event the log holds again (the spool is JSON lines): the instant events and
     the end events' args (a compile's metrics) were most of their bytes, ~1% of a 12 MB CUDA log's work past start-up
     (compiled_optimizer's: 2.4%), none of it read. Ingest now keeps apart what the timeline reads of each begin and end
-    event (Trace.timeline_events). training.log: 24 chromium events, begins and ends (counted from the raw log)."""
-    log = torch213("training.log")
+    event (Trace.timeline_events). compiled_optimizer.log: 273 chromium events, 134 begins, 134 ends (each with its
+    compile's metrics as args) and 5 instant events (counted from the raw log)."""
+    log = torch213("compiled_optimizer.log.gz")
     events = [json.loads(payload) for envelope, payload in raw_records(log) if "chromium_event" in envelope]
-    timed = [e for e in events if e.get("ph") in ("B", "E")]
-    assert len(events) == len(timed) == 24
+    phases = [e.get("ph") for e in events]
+    assert (len(events), phases.count("B"), phases.count("E"), phases.count("i")) == (273, 134, 134, 5)
+    assert all(e.get("args") for e in events if e.get("ph") == "E")
     read: dict[int, int] = {}  # id of the spool -> its lines parsed
     lines_of = JsonLines.__iter__
 
@@ -216,7 +220,18 @@ def test_the_compile_timeline_reads_the_begin_and_end_events_not_every_chromium_
         times = results.insights.compile_time
         assert times.compiles and times.timeline  # (the timeline is still read)
         assert read.get(id(trace.chromium_events), 0) == 0
-        assert read[id(trace.timeline_events)] == len(timed)
+        assert read[id(trace.timeline_events)] == 2 * 134  # (the rows' read and the kernel compiles', each once)
+        kept = list(lines_of(trace.timeline_events))
+        # Kept: no instant event, no end event's metrics, a begin's compile_id alone of its args.
+        assert [e["ph"] for e in kept] == [p for p in phases if p in ("B", "E")]
+        assert not any("args" in e for e in kept if e["ph"] == "E")
+        assert {tuple(e["args"]) for e in kept if "args" in e} == {("compile_id",)}
+        # A saved analysis leaves them out (they repeat chromium_events): loaded, the same rows come from those.
+        saved = results.to_json()
+        assert "timeline_events" not in json.dumps(saved)
+        with Results.from_json(json.loads(json.dumps(saved))) as loaded:
+            assert loaded.trace is not None and len(loaded.trace.timeline_events) == 0
+            assert compile_times(loaded.trace).timeline == compile_times(trace).timeline == times.timeline
 
 
 def _called_on_one_line(op: UndeclaredMutation, n: int, **call_fields) -> UndeclaredMutation:

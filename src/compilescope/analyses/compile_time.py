@@ -520,14 +520,14 @@ SOURCE_COMPILE_LABEL = "C++/CUDA compile"
 def kernel_compile_events(trace: Trace) -> dict[str, set[str]]:
     """Per compile key (NO_COMPILE_ID outside any), the names of the events that start its kernel compile time."""
     found: dict[str, set[str]] = {}
-    for _ in _noting_kernel_compiles(trace.timeline_events, found):
+    for _ in _noting_kernel_compiles(trace.compile_timeline_events(), found):
         pass
     return found
 
 
 def _noting_kernel_compiles(events: Iterable[dict], found: dict[str, set[str]]) -> Iterator[dict]:
     """events, each noted in found as kernel_compile_events notes it as it passes: compile_times reads the log's
-    begin and end events (Trace.timeline_events) once for its rows and these (each read parses its JSON line again)."""
+    begin and end events (Trace.compile_timeline_events) once for its rows and these (each read parses its JSON line again)."""
     for event in events:
         name = event.get("name")
         if event.get("ph") == "B" and isinstance(name, str) and phase_of(name) == "kernel_compile":
@@ -577,7 +577,7 @@ def phase_labels(trace: Trace, events: dict[str, set[str]] | None = None) -> dic
 
 def compile_times(trace: Trace) -> CompileTimes:
     events: dict[str, set[str]] = {}  # kernel_compile_events(trace), noted as _rows reads the events
-    rows, origin = _rows(_noting_kernel_compiles(trace.timeline_events, events))
+    rows, origin = _rows(_noting_kernel_compiles(trace.compile_timeline_events(), events))
     by_compile: dict[str, dict[str, float]] = {}
     backward: dict[str, float] = {}  # of each compile's time, that of its backward's rows (entire_backward_compile)
     for row in rows:

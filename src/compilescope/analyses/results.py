@@ -39,7 +39,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 16
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "b8470dac2833c22e"
+RESULTS_FINGERPRINT = "b66eab5e4ff554ea"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -69,8 +69,7 @@ RESULTS_ADDED = {
     15: "which calls of a custom op the log does not place among the compiled code's calls of their overload (no read "
         "said moved past them, nor said not to be); which calls left out were not checked because the log does not "
         "say their overload, not because their source was not read (DroppedCall.overload_unknown)",
-    16: "the begin and end events a compile's timeline reads, apart from the chromium events (Trace.timeline_events); "
-        "which graph breaks the source pages list at the user's call of a fully_shard-ed module, being in FSDP2's "
+    16: "which graph breaks the source pages list at the user's call of a fully_shard-ed module, being in FSDP2's "
         "hooks (GraphBreakSite.in_fsdp_hook)",
 }
 

@@ -7,7 +7,7 @@ so a Trace of a huge log stays small in memory.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from .stats import IngestStats
 from .ids import CompileId, compile_id_key
@@ -32,6 +32,21 @@ COMPILE_EVENT_KEPT = ("name", "ph", "ts", "pid", "tid")
 # CUDA graph trees' chromium events (Trace.cudagraph_events): a graph set up for a new input shape at its first call,
 # and each recording of it. A graph set up and never recorded ran without CUDA graphs.
 CUDAGRAPH_SETUP, CUDAGRAPH_RECORD = "cudagraphify.get_container", "CUDAGraphNode.record"
+
+
+def timeline_event(event: dict) -> dict | None:
+    """Of a chromium event, what a compile's timeline reads (Trace.timeline_events): a begin or end event's name, ph,
+    ts, pid and tid, and a begin's args' compile_id; None for any other event."""
+    name, ph = event.get("name"), event.get("ph")
+    if (ph != "B" and ph != "E") or not isinstance(name, str):
+        return None
+    timed = {k: event[k] for k in COMPILE_EVENT_KEPT if k in event}
+    args = event.get("args")
+    if ph == "B" and isinstance(args, dict) and "compile_id" in args:
+        timed["args"] = {"compile_id": args["compile_id"]}
+    return timed
+
+
 LONG_RAW_LINE = 128 << 10  # a raw.jsonl line this long has its top-level values' places kept (Trace.raw_spans)
 RawSpans = tuple[tuple[str, int, int], ...]
 
@@ -324,10 +339,17 @@ class Trace:
     # What an analysis found in this trace that several steps of one report ask for, found once (not saved): a name ->
     # its value (op_mutations.graph_calls.found_calls: the files ingest reads for the analysis, then the analysis)
     found_once: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # Of each begin and end event ("ph" B or E, named), what a compile's timeline reads: its name, ph, ts, pid and tid,
-    # and a begin's args' compile_id, in the log's order. The timeline read them from chromium_events, parsing each
-    # event whole again: an end event's args (its compile's metrics) and the instant events were most of the bytes.
-    timeline_events: JsonLines = field(default_factory=JsonLines)
+    # Of each begin and end event, what a compile's timeline reads (timeline_event), in the log's order: read from
+    # chromium_events, each event was parsed whole again, and an end event's args (its compile's metrics) and the
+    # instant events were most of the bytes. Not saved (it repeats chromium_events): see compile_timeline_events.
+    timeline_events: JsonLines = field(default_factory=JsonLines, compare=False, repr=False)
+
+    def compile_timeline_events(self) -> Iterable[dict]:
+        """timeline_events; for a trace loaded from a saved analysis, which leaves them out, the same taken from
+        chromium_events."""
+        if self.read_from_source:
+            return self.timeline_events
+        return (timed for event in self.chromium_events if (timed := timeline_event(event)) is not None)
 
     def payload_text(self, ref: PayloadRef | None) -> str:
         return "" if ref is None else self.store.get(ref)

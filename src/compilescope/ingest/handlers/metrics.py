@@ -8,7 +8,7 @@ import orjson
 
 from ...model.builder import TraceBuilder
 from ...model.trace import (BENCHMARK_EVENT_NAMES, BENCHMARK_EVENT_SUFFIXES, Compile, COMPILE_EVENT_KEPT, COMPILE_EVENT_NAMES,
-                            CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, METRICS)
+                            CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, METRICS, timeline_event)
 from ..envelope import Envelope
 from ..resets import relabel
 from ..shapes import CHROMIUM_FIELDS, METRIC_FIELDS, TEXT, bad_fields, is_a, without_bad_fields
@@ -80,11 +80,7 @@ def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
         args["compile_id"] = relabel(args["compile_id"], env)
     b.chromium_events.append(event)
     name = event.get("name")  # (a str, or absent or null: bad_fields checked it)
-    ph = event.get("ph")
-    if (ph == "B" or ph == "E") and isinstance(name, str):  # (what a compile's timeline reads: Trace.timeline_events)
-        timed = {k: event[k] for k in COMPILE_EVENT_KEPT if k in event}
-        if ph == "B" and isinstance(args, dict) and "compile_id" in args:
-            timed["args"] = {"compile_id": args["compile_id"]}
+    if (timed := timeline_event(event)) is not None:
         b.timeline_events.append(timed)
     if name in COMPILE_EVENT_NAMES:
         b.benchmark_events.append({k: event[k] for k in COMPILE_EVENT_KEPT if k in event})
