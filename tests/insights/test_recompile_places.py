@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 
 from compilescope.analyses.insights.analysis import insights
+from compilescope.analyses.installed_guards import GUARDS_ARTIFACT, GuardTrees
+from compilescope.analyses.recompiles.analysis import recompiles
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, cuda211, peer, run_cli, shared, torch213
@@ -243,3 +245,52 @@ def test_the_size_advice_to_a_function_compiled_with_dynamic_false_is_not_dynami
     assert "drop dynamic=False" in advice and "dynamic=True" not in advice
     # A function compiled with the default config keeps the dynamic=True advice (recompiles.py: g's sizes 4 then 8).
     assert any("or compile with dynamic=True" in a for a in _frames(torch213("recompiles.log"))["g"].advice)
+
+
+def _placed_reading_trees(log: Path) -> tuple[list, set[tuple[int, int]], list[tuple[int, int]]]:
+    """The recompiles of log, with the guard trees GuardTrees parsed for the report before (as analyze does for the
+    source pages): (failed guards, the trees' payloads, the payloads whose text the recompiles read)."""
+    with read_trace(str(log)) as trace:
+        trees = GuardTrees(trace)
+        payloads = [a.payload for e in trace.compiles.values() for a in e.artifacts
+                    if a.name == GUARDS_ARTIFACT and a.payload is not None]
+        for payload in payloads:
+            trees.of(payload)
+        guards = {(p.offset, p.length) for p in payloads}
+        read: list[tuple[int, int]] = []
+        payload_text = trace.payload_text
+
+        def counted(payload, *args, **kwargs):
+            read.append((payload.offset, payload.length))
+            return payload_text(payload, *args, **kwargs)
+
+        trace.payload_text = counted  # type: ignore[method-assign]
+        found = recompiles(trace, guard_trees=trees)
+    failed = [g for f in found.frames for s in f.steps for g in s.failed_guards]
+    return failed, guards, [r for r in read if r in guards]
+
+
+def test_a_failed_check_of_a_tensor_is_placed_from_the_guard_trees_the_report_parsed_once():
+    # recompiles.py: g's three recompiles fail checks of x that [0/0], [0/1], [0/2] installed; hf_llama.py: [0/4]
+    # fails the size of a DynamicCache's keys. Each placed from the tree GuardTrees parsed (its TENSOR_MATCH line, the
+    # GuardManager line typing the cache), not from the tree's text read again for each check (three times in each log).
+    failed, guards, read = _placed_reading_trees(torch213("recompiles.log"))
+    assert len(guards) == 8 and read == []
+    assert {(g.tensor, g.location.line, g.location_kind) for g in failed if g.tensor} == {("x", 25, "first_use")}
+    failed, guards, read = _placed_reading_trees(torch213("hf_llama.log.gz"))
+    assert len(guards) == 5 and read == []
+    [cache] = [g for g in failed if g.cache_class is not None]
+    assert (cache.tensor, cache.cache_class, cache.cache_source) == ("kwargs['cache'].layers[0].keys", "DynamicCache",
+                                                                     "kwargs['cache']")
+
+
+def test_a_tensor_subclass_attribute_is_found_in_the_guard_trees_the_report_parsed_once():
+    # tensor_subclasses.py: `x.unit == 'cm'` failed, x a UnitTensor (its TENSOR_MATCH names the class): read from the
+    # tree GuardTrees parsed. (A subclass's metadata check still reads its tree's text, for the object it hangs under.)
+    failed, _, read = _placed_reading_trees(torch213("tensor_subclasses.log.gz"))
+    assert read == []
+    assert [(g.guard, g.subclass, g.subclass_object) for g in failed if g.subclass] == [("x.unit == 'cm'", "UnitTensor", "x")]
+    failed, _, read = _placed_reading_trees(torch213("tensor_subclasses_meta.log.gz"))
+    assert len(read) == 1
+    assert [(g.subclass, g.subclass_object) for g in failed if g.subclass] == [("UnitTensor", "x"),
+                                                                              ("ScaledTensor", "self.weight")]

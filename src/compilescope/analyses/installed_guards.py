@@ -4,7 +4,8 @@ Each guard line ends with the line of code that made it (`+- KIND: check  # code
 line names the object it guards and that object's type (`+- GuardManager: source=L['x'], accessed_by=...,
 type=<class 'torch.Tensor'>`). The source pages place every installed guard on its line; the recompiles ask where
 the compile whose guard failed used a tensor, and what object held it. GuardTrees parses each tree once a report,
-for all of them: the sites of its guards (GuardSite) and what it pins (pinned_state, pinned_lengths, tree_closures).
+for all of them: the sites of its guards (GuardSite), what it pins (pinned_state, pinned_lengths, tree_closures), the
+tensors it checks and the KV caches it guards (tree_tensor, tree_subclass, tree_caches).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+(?:\s+\(.*\))?\s*$")
 # first, and the guard (`2 <= L['x'].size()[0]`) comes from specializing sizes 0 and 1.
 FIRST_USE_NOTE = "user code shown is first use of this value"
 _TYPE = lazy_compile(r", type=<class '(?P<type>[\w.]{1,300})'>")
+# A transformers KV cache (`type=<class 'transformers.cache_utils.DynamicCache'>`): a failed check of a tensor it holds
+# names it (the recompiles' advice on caches that grow).
+CACHE_MODULE = "transformers.cache_utils."
 _MANAGER = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[.{1,1000}?), accessed_by=")
 
 
@@ -37,12 +41,6 @@ def _line_at(text: str, at: int) -> str:
     """The whole line of text that holds position at."""
     start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
     return text[start:] if end < 0 else text[start:end]
-
-
-def tensor_check(text: str, source: str) -> str | None:
-    """The TENSOR_MATCH guard line of the tensor at source (`L['x']`), when the tree has one."""
-    at = text.find(f"TENSOR_MATCH: check_tensor({source}, ")
-    return None if at < 0 else _line_at(text, at)
 
 
 def guard_site(line: str) -> tuple[str, int, str, str] | None:
@@ -79,21 +77,11 @@ def guarded_source(text: str, check: str) -> str | None:
     return None
 
 
-# A tensor's check names its class (`check_tensor(L['x'], UnitTensor, DispatchKeySet(...`): a tensor subclass's own.
-_CHECKED_CLASS = lazy_compile(r"check_tensor\([^,]{1,1000}, (?P<cls>[\w.]{1,300}), ")
 # A guard tree names a class object it checks with its type: a torch.Tensor subclass's is torch._C._TensorMeta
 # (`GuardManager: source=G['ScaledTensor'], accessed_by=..., type=<class 'torch._C._TensorMeta'>`).
 _TENSOR_META = "type=<class 'torch._C._TensorMeta'>"
 _GLOBAL_GUARDED = lazy_compile(r"GuardManager: source=G\['(?P<cls>[^'\n]{1,300})'\], ")
 PLAIN_TENSOR_CLASSES = ("Tensor", "Parameter", "Buffer", "FakeTensor")
-
-
-def tensor_subclass(text: str, source: str) -> str | None:
-    """The class of the tensor at source where it is a subclass of torch.Tensor (`UnitTensor`), as its TENSOR_MATCH
-    names it; None for a plain tensor or parameter, or where the tree checks no tensor there."""
-    line = tensor_check(text, source)
-    m = _CHECKED_CLASS.search(line) if line else None
-    return m["cls"] if m and m["cls"] not in PLAIN_TENSOR_CLASSES else None
 
 
 def enclosing_sources(source: str) -> list[str]:
@@ -108,7 +96,9 @@ def enclosing_sources(source: str) -> list[str]:
 _PINNED = lazy_compile(r"\+- (?:EQUALS_MATCH|TRUE_MATCH|FALSE_MATCH): (?P<source>[LG]\[\S*?) == (?P<value>.+?)(?:\s+#|\s*$)")
 # A tensor's check, with whether it requires grad: `TENSOR_MATCH: check_tensor(L['self']._modules['backbone']
 # ._parameters['weight'], Parameter, DispatchKeySet(...), torch.float32, device=None, requires_grad=False, size=...`.
-_REQUIRES_GRAD = lazy_compile(r"\+- TENSOR_MATCH: check_tensor\((?P<source>[LG]\[[^,]*?), .*?requires_grad=(?P<value>True|False)")
+# (and its class, after the source: `Parameter`, a tensor subclass's own `UnitTensor`)
+_REQUIRES_GRAD = lazy_compile(r"\+- TENSOR_MATCH: check_tensor\((?P<source>[LG]\[[^,]*?), (?:(?P<cls>[\w.]{1,300}), )?"
+                              r".*?requires_grad=(?P<value>True|False)")
 # The hooks of a module Dynamo traced through (a DictGuardManager of its _forward_hooks ...), and each hook in it.
 _HOOKS = lazy_compile(r"DictGuardManager: source=(?P<module>[LG]\[\S*?)\._(?P<kind>(?:forward|backward)(?:_pre)?_hooks), ")
 _HOOK = lazy_compile(r"ValueManager: GuardManager: source=(?P<hooks>[LG]\[\S*?_hooks)\[")
@@ -156,12 +146,25 @@ class TreeLine(NamedTuple):
     lengths: tuple[tuple[str, int], ...] = ()  # each container's length the line fixes (0: `not G['x']`)
     closure: tuple[str, str] | None = None  # (cell, variable) torch's hint names (closure_variable)
     tensor_class: str | None = None  # a global the line types as a tensor class (`ScaledTensor`: _TENSOR_META)
+    tensor: tuple[str, str | None] | None = None  # (source, class) a TENSOR_MATCH checks (_REQUIRES_GRAD reads both)
+    cache: tuple[str, str] | None = None  # (source, class) of a transformers KV cache a GuardManager line guards
+
+
+def _cache_class(line: str) -> str | None:
+    """The class of the transformers KV cache a GuardManager line guards (`DynamicCache`); None for any other type.
+    (Of the objects' types only a cache's is read from every tree: a type kept for each GuardManager line cost each
+    report more than a failed check's tree read again for it.)"""
+    typed = line.rfind(", type=<class '")  # (the type is near the line's end)
+    if typed < 0 or not line.startswith(CACHE_MODULE, typed + len(", type=<class '")):
+        return None
+    m = _TYPE.match(line, typed)
+    return m["type"][len(CACHE_MODULE):] if m else None
 
 
 def _read_line(line: str) -> TreeLine | None:
     """What a guard tree's line says; None for a line that says none of it (most of a tree)."""
     site = guard_site_of(line)
-    pins = hooks = hook = module = None
+    pins = hooks = hook = module = tensor = cache = None
     # Each pattern is tried only on a line holding the text it needs (`TENSOR_MATCH: `, `GuardManager: source=`):
     # five searches per line were most of the time of reading a tree.
     if "_MATCH: " in line and (("EQUALS_MATCH: " in line or "TRUE_MATCH: " in line or "FALSE_MATCH: " in line)
@@ -171,24 +174,27 @@ def _read_line(line: str) -> TreeLine | None:
         pins = None if _HOOKS_DICT.search(m["source"]) else (m["source"], m["value"])
     elif "TENSOR_MATCH: " in line and (m := _REQUIRES_GRAD.search(line)) is not None:
         pins = (f"{m['source']}.requires_grad", m["value"])
+        tensor = (m["source"], m["cls"])
     elif "GuardManager: source=" in line:
         if "DictGuardManager: source=" in line and (m := _HOOKS.search(line)) is not None:
             hooks = f"{m['module']}._{m['kind']}"
         elif "ValueManager: GuardManager: source=" in line and (m := _HOOK.search(line)) is not None:
             hook = m["hooks"]
-        elif (m := _MODULE.search(line)) is not None and ("type=<class 'torch.nn.modules." in line
-                                                          or _SUBMODULE.search(m["source"])):
-            # (a class of the user's own is a module too: a hook registered on `model.block` after compiling was
-            # missed where Block was not one of torch's)
-            module = m["source"]
+        elif (m := _MODULE.search(line)) is not None:
+            if "type=<class 'torch.nn.modules." in line or _SUBMODULE.search(m["source"]):
+                # (a class of the user's own is a module too: a hook registered on `model.block` after compiling was
+                # missed where Block was not one of torch's)
+                module = m["source"]
+            elif (cls := _cache_class(line)) is not None:
+                cache = (m["source"], cls)
     tensor_class = (m["cls"] if _TENSOR_META in line and (m := _GLOBAL_GUARDED.search(line)) is not None else None)
     lengths = (tuple((m["source"] or m["empty"], int(m["n"]) if m["n"] else 0) for m in _LENGTH.finditer(line))
                if "LENGTH_CHECK: " in line or "DICT_LENGTH: " in line else ())
     closure = closure_variable(line)
     if site is None and pins is None and hooks is None and hook is None and module is None and not lengths \
-            and closure is None and tensor_class is None:
+            and closure is None and tensor_class is None and tensor is None and cache is None:
         return None
-    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class)
+    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class, tensor, cache)
 
 
 class GuardTree(NamedTuple):
@@ -239,6 +245,28 @@ def read_tree(text: str, known: dict[str, TreeLine | None] | None = None) -> Gua
         if said is not None:
             read.append(said)
     return GuardTree(tuple(read))
+
+
+def tree_tensor(tree: GuardTree, source: str) -> TreeLine | None:
+    """The TENSOR_MATCH line of the tensor at source (`L['x']`), when the tree has one."""
+    return next((line for line in tree.lines if line.tensor is not None and line.tensor[0] == source), None)
+
+
+def tree_subclass(tree: GuardTree, source: str) -> str | None:
+    """The class of the tensor at source where it is a subclass of torch.Tensor (`UnitTensor`), as its TENSOR_MATCH
+    names it; None for a plain tensor or parameter, or where the tree checks no tensor there."""
+    line = tree_tensor(tree, source)
+    cls = line.tensor[1] if line is not None and line.tensor is not None else None
+    return cls if cls is not None and cls not in PLAIN_TENSOR_CLASSES else None
+
+
+def tree_caches(tree: GuardTree) -> dict[str, str]:
+    """The transformers KV caches the tree guards, by source: `L['kwargs']['cache']` -> "DynamicCache"."""
+    found: dict[str, str] = {}
+    for line in tree.lines:
+        if line.cache is not None:
+            found.setdefault(*line.cache)
+    return found
 
 
 def guard_site_of(line: str) -> GuardSite | None:

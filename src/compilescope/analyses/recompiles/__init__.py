@@ -38,7 +38,7 @@ from ..compile_time import STILL_COMPILING
 from ..compiled_frames import module_label
 from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specialization
 from ..graph_breaks.resume_names import function_label
-from ..installed_guards import GUARDS_ARTIFACT, GuardTrees, pinned_lengths, pinned_state, tree_closures
+from ..installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, pinned_lengths, pinned_state, tree_closures
 from ..stack_values import name_stack_values
 from ..user_locations import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_variables, name_closures,
                               user_source_name)
@@ -712,11 +712,18 @@ SIZE_GUARD = lazy_compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at ind
 
 class CompileTexts:
     """The guard tree (dynamo_cpp_guards_str) or graph (dynamo_output_graph) of a compilation of the frame, read when
-    asked and not kept: a frame recompiled a thousand times would hold a thousand guard trees."""
+    asked and not kept: a frame recompiled a thousand times would hold a thousand guard trees. A guard tree as
+    GuardTrees parsed it (guard_tree) is read once a report; its text only where a reader needs what it does not parse."""
 
-    def __init__(self, trace: Trace, entries: list[Compile]) -> None:
+    def __init__(self, trace: Trace, entries: list[Compile], guard_trees: GuardTrees) -> None:
         self._trace = trace
         self._entries = {str(e.compile_id): e for e in entries}
+        self._guard_trees = guard_trees
+
+    def guard_tree(self, compile_id: str | None) -> GuardTree | None:
+        """The guard tree of the compilation, parsed (GuardTrees); None where the log has none."""
+        payload = self.payload(compile_id, GUARDS_ARTIFACT)
+        return self._guard_trees.of(payload) if payload is not None else None
 
     def __call__(self, compile_id: str | None, name: str) -> str | None:
         payload = self.payload(compile_id, name)
@@ -734,19 +741,17 @@ class PinnedByTrees:
     changed, expected or avoidable and a list's lengths all compare the trees compile against compile, and each
     reading its trees per step or per failed guard was quadratic in the frame's recompiles."""
 
-    def __init__(self, texts: CompileTexts, guard_trees: GuardTrees) -> None:
+    def __init__(self, texts: CompileTexts) -> None:
         self._texts = texts
-        self._guard_trees = guard_trees
         self._pinned: dict[str, tuple[dict[str, str], dict[str, int], dict[str, str]] | None] = {}
         self.closures: dict[str, str] = {}  # the closure variables the trees read so far name, by cell
 
     def _of(self, cid: str) -> tuple[dict[str, str], dict[str, int], dict[str, str]] | None:
         if cid not in self._pinned:
-            payload = self._texts.payload(cid, GUARDS_ARTIFACT)
-            if payload is None:
+            tree = self._texts.guard_tree(cid)
+            if tree is None:
                 self._pinned[cid] = None
             else:
-                tree = self._guard_trees.of(payload)
                 state, lengths = pinned_state(tree), pinned_lengths(tree)
                 self._pinned[cid] = ({**state, **tree_lengths(lengths)}, lengths, _intended_settings(state))
                 self.closures.update(tree_closures(tree))

@@ -116,8 +116,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
             for guard in step.failed_guards:
                 if guard.compile_id is not None:
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
-        texts = CompileTexts(trace, entries)
-        trees = PinnedByTrees(texts, guard_trees)
+        texts = CompileTexts(trace, entries, guard_trees)
+        trees = PinnedByTrees(texts)
         sized_advice, sizes = place_failed_checks(steps, texts, code, known, compiled_frames, stack_values)
         hooked = link_state_changes(steps, trees)
         mark_expected(steps, trees)

@@ -12,7 +12,7 @@ from ...model.trace import Compile, Trace
 from ...wording import possessive
 from ..compiled_frames import CompiledFrames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
-from ..installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
+from ..installed_guards import GUARDS_ARTIFACT, GuardTree, enclosing_sources, tree_caches, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, is_clipped_torch_file, is_torch_file, last_user_stack_frame,
                               placed_at_call, user_source_name)
@@ -52,7 +52,6 @@ _NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
 _NAME = r"^(?P<name>[A-Za-z_]\w{0,200})(?P<rest>.*)$"
-CACHE_MODULE = "transformers.cache_utils."
 
 
 def tree_sources(tensor: str) -> list[str]:
@@ -61,13 +60,11 @@ def tree_sources(tensor: str) -> list[str]:
     return [tensor] + ([f"L['{m['name']}']{m['rest']}"] if m and m["name"] != "L" else [])
 
 
-def _cache_of(tree: str, source: str) -> tuple[str, str] | None:
+def _cache_of(tree: GuardTree, source: str) -> tuple[str, str] | None:
     """(the cache's source, its class) when the tensor at source is held by a transformers KV cache."""
-    for outer in enclosing_sources(source):
-        typ = object_type(tree, outer)
-        if typ is not None and typ.startswith(CACHE_MODULE):
-            return user_source_name(outer), typ[len(CACHE_MODULE):]
-    return None
+    caches = tree_caches(tree)
+    return next(((user_source_name(outer), caches[outer]) for outer in enclosing_sources(source) if outer in caches),
+                None)
 
 
 def _in_generate(stack: list | None) -> bool:
@@ -85,16 +82,18 @@ def _place_tensor_check(guard: FailedGuard, texts: CompileTexts, code: UserLocat
     if m is None:
         return None
     guard.tensor = m["tensor"]
-    tree = texts(guard.compile_id, GUARDS_ARTIFACT)
+    # (the tree as GuardTrees parsed it for the report: its text is read again only for a path still clipped)
+    tree = texts.guard_tree(guard.compile_id)
     found = next(((source, line) for source in tree_sources(guard.tensor)
-                  if (line := tensor_check(tree, source)) is not None), None) if tree else None
+                  if (line := tree_tensor(tree, source)) is not None), None) if tree is not None else None
     if guard.location is None:
-        site = guard_site(found[1]) if found else None
-        used = _unclipped(UserLocation(site[0], site[1], site[2], site[3].strip() or None), known) if site else None
-        if used is not None and not used.filename.startswith("/") and tree:
+        site = found[1].site if found else None
+        used = (_unclipped(UserLocation(site.path, site.line, site.function, site.code.strip() or None), known)
+                if site else None)
+        if used is not None and not used.filename.startswith("/") and (text := texts(guard.compile_id, GUARDS_ARTIFACT)):
             # Still clipped ("nn/attention/_utils.py", a torch file no stack of the log passes through): the guard
             # tree's code objects name files in full (`<code object f at 0x.., file "/…/torch/nn/…", line 34>`).
-            used = _unclipped(used, set(_CODE_FILE.findall(tree)))
+            used = _unclipped(used, set(_CODE_FILE.findall(text)))
         # Inside torch: a path in full, or one still clipped that starts in a folder of torch's (the wrapper that
         # runs a nested_compile_region, _higher_order_ops/invoke_subgraph.py, named by no stack when no symbol was made).
         used_in_torch = used is not None and (is_torch_file(used.filename) or is_clipped_torch_file(used.filename))
@@ -118,7 +117,7 @@ def _place_tensor_check(guard: FailedGuard, texts: CompileTexts, code: UserLocat
             guard.location, guard.location_kind = code, "function"
     if found is None:
         return None
-    cache = _cache_of(tree, found[0]) if tree else None
+    cache = _cache_of(tree, found[0]) if tree is not None else None
     if cache is not None:
         guard.cache_source, guard.cache_class = cache
     return found[0]

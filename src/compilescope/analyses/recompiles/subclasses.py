@@ -9,7 +9,7 @@ from ...wording import and_list
 from ..compiled_frames import CompiledFrames
 from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT, skipped_frame
 from ..graph_breaks.subclasses import UNTRACED_OBJECT
-from ..installed_guards import GUARDS_ARTIFACT, guarded_source, object_type, tensor_check, tensor_subclass
+from ..installed_guards import GUARDS_ARTIFACT, guarded_source, object_type, tree_subclass, tree_tensor
 from ..user_locations import user_source_name
 from . import CompileTexts, FailedGuard, RecompileStep
 from .placement import tree_sources
@@ -53,18 +53,21 @@ def subclass_guards(steps: list[tuple[RecompileStep, Compile]], texts: CompileTe
     for step, entry in steps:
         for guard in step.failed_guards:
             m = _ATTRIBUTE_GUARD.match(guard.guard) if guard.change == "constant" else None
-            # (a guard tree is read only for a guard it can explain, and let go before the next: trees are large)
-            tree = None
-            tree = texts(guard.compile_id, GUARDS_ARTIFACT) if guard.change == "subclass_metadata" or m else None
+            # (the tree as GuardTrees parsed it for the report, asked only for a guard it can explain)
+            tree = texts.guard_tree(guard.compile_id) if guard.change == "subclass_metadata" or m else None
             if tree is None:
                 continue
             if guard.change == "subclass_metadata":
-                source = guarded_source(tree, guard.guard)
+                # The object the metadata check hangs under, and its type, from the tree's text: only this rare guard
+                # asks for a line's parent, and parsing every tree's nesting for it would cost each log more than it
+                # saves.
+                text = texts(guard.compile_id, GUARDS_ARTIFACT)
+                source = guarded_source(text, guard.guard) if text else None
                 if source is None:
                     continue
-                line = tensor_check(tree, source)
-                typ = object_type(tree, source)
-                guard.subclass = tensor_subclass(tree, source) or (typ.rsplit(".", 1)[-1] if typ else None)
+                line = tree_tensor(tree, source)
+                typ = object_type(text, source)
+                guard.subclass = tree_subclass(tree, source) or (typ.rsplit(".", 1)[-1] if typ else None)
                 guard.subclass_object = user_source_name(source)
                 guard.metadata_before = _subclass_metadata(by_id.get(guard.compile_id or ""), source)
                 guard.metadata_after = _subclass_metadata(entry, source)
@@ -77,7 +80,7 @@ def subclass_guards(steps: list[tuple[RecompileStep, Compile]], texts: CompileTe
                         metadata.append(advice)
                 continue
             found = next(((src, cls) for src in (tree_sources(m["object"]) if m else [])
-                          if (cls := tensor_subclass(tree, src)) is not None), None)
+                          if (cls := tree_subclass(tree, src)) is not None), None)
             if found is not None:
                 guard.subclass, guard.subclass_object = found[1], user_source_name(found[0])
                 if guard is step.guard:
