@@ -294,3 +294,20 @@ def test_a_tensor_subclass_attribute_is_found_in_the_guard_trees_the_report_pars
     assert len(read) == 1
     assert [(g.subclass, g.subclass_object) for g in failed if g.subclass] == [("UnitTensor", "x"),
                                                                               ("ScaledTensor", "self.weight")]
+
+
+def test_a_tensor_and_a_kv_cache_whose_sources_hold_commas_are_placed_and_named():
+    # odd_sources.py: d[(1, 2)] (a tuple key) and c['a, b'] (a str key, a DynamicCache) recompile in turn; torch's
+    # TENSOR_MATCH reads `check_tensor(L['d'][(1, 2)], Tensor, DispatchKeySet(...` and the cache's GuardManager line
+    # `source=L['c']['a, b'], ...`. A source read up to its first ", " (`L['d'][(1`) found no tensor check and no cache:
+    # both were said "an input of the compiled function" at the def line (12), not first used at line 14.
+    text = gzip.decompress(torch213("odd_sources.log.gz").read_bytes()).decode()
+    assert "TENSOR_MATCH: check_tensor(L['d'][(1, 2)], Tensor, DispatchKeySet(" in text
+    assert re.search(r"GuardManager: source=L\['c'\]\['a, b'\], accessed_by=.*type=<class 'transformers\.cache_utils"
+                     r"\.DynamicCache'>", text)
+    failed, _, read = _placed_reading_trees(torch213("odd_sources.log.gz"))
+    assert read == []
+    placed = {(g.tensor, g.location.line, g.location_kind) for g in failed if g.tensor and g.location}
+    assert placed == {("d[(1, 2)]", 14, "first_use"), ("c['a, b'].keys", 14, "first_use")}
+    [cache] = [g for g in failed if g.cache_class is not None]
+    assert (cache.cache_class, cache.cache_source) == ("DynamicCache", "c['a, b']")

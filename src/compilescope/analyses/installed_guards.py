@@ -97,8 +97,9 @@ _PINNED = lazy_compile(r"\+- (?:EQUALS_MATCH|TRUE_MATCH|FALSE_MATCH): (?P<source
 # A tensor's check, with whether it requires grad: `TENSOR_MATCH: check_tensor(L['self']._modules['backbone']
 # ._parameters['weight'], Parameter, DispatchKeySet(...), torch.float32, device=None, requires_grad=False, size=...`.
 # (and its class, after the source: `Parameter`, a tensor subclass's own `UnitTensor`)
-_REQUIRES_GRAD = lazy_compile(r"\+- TENSOR_MATCH: check_tensor\((?P<source>[LG]\[[^,]*?), (?:(?P<cls>[\w.]{1,300}), )?"
-                              r".*?requires_grad=(?P<value>True|False)")
+# The source runs to the class and DispatchKeySet, for a source holding ", " itself (`L['d'][(1, 2)]`, `L['c']['a, b']`).
+_REQUIRES_GRAD = lazy_compile(r"\+- TENSOR_MATCH: check_tensor\((?P<source>[LG]\[.{1,1000}?), "
+                              r"(?:(?P<cls>[\w.]{1,300})|[^,\s]{1,300}), DispatchKeySet\(.*?requires_grad=(?P<value>True|False)")
 # The hooks of a module Dynamo traced through (a DictGuardManager of its _forward_hooks ...), and each hook in it.
 _HOOKS = lazy_compile(r"DictGuardManager: source=(?P<module>[LG]\[\S*?)\._(?P<kind>(?:forward|backward)(?:_pre)?_hooks), ")
 _HOOK = lazy_compile(r"ValueManager: GuardManager: source=(?P<hooks>[LG]\[\S*?_hooks)\[")
@@ -180,13 +181,13 @@ def _read_line(line: str) -> TreeLine | None:
             hooks = f"{m['module']}._{m['kind']}"
         elif "ValueManager: GuardManager: source=" in line and (m := _HOOK.search(line)) is not None:
             hook = m["hooks"]
-        elif (m := _MODULE.search(line)) is not None:
-            if "type=<class 'torch.nn.modules." in line or _SUBMODULE.search(m["source"]):
-                # (a class of the user's own is a module too: a hook registered on `model.block` after compiling was
-                # missed where Block was not one of torch's)
-                module = m["source"]
-            elif (cls := _cache_class(line)) is not None:
-                cache = (m["source"], cls)
+        elif (m := _MODULE.search(line)) is not None and ("type=<class 'torch.nn.modules." in line
+                                                          or _SUBMODULE.search(m["source"])):
+            # (a class of the user's own is a module too: a hook registered on `model.block` after compiling was
+            # missed where Block was not one of torch's)
+            module = m["source"]
+        elif (cls := _cache_class(line)) is not None and (m := _MANAGER.search(line)) is not None:
+            cache = (m["source"], cls)  # (_MANAGER: a cache's source may hold spaces, `L['c']['a, b']`)
     tensor_class = (m["cls"] if _TENSOR_META in line and (m := _GLOBAL_GUARDED.search(line)) is not None else None)
     lengths = (tuple((m["source"] or m["empty"], int(m["n"]) if m["n"] else 0) for m in _LENGTH.finditer(line))
                if "LENGTH_CHECK: " in line or "DICT_LENGTH: " in line else ())

@@ -216,6 +216,10 @@ SCENARIOS = [
     # Modes and requires_grad set through a loop's variable (over modules(), children(), a tuple of parameters), with
     # more modules switched in one step than state_lines looks at, and a second compiled function quoting this file.
     Scenario("module_mode_loops", "module_mode_loops.py", gzip=True, env=RUN_ENV),
+    # A tensor and a KV cache behind dict keys with ", " in them (`L['d'][(1, 2)]`, `L['c']['a, b']`), each recompiling;
+    # transformers' DynamicCache is a stand-in from programs/odd_sources_site.
+    Scenario("odd_sources", "odd_sources.py", gzip=True, env={
+        **RUN_ENV, "PYTHONPATH": os.pathsep.join([str(HERE / "programs" / "odd_sources_site"), RUN_ENV["PYTHONPATH"]])}),
     # Modes and requires_grad set through nested loops, the inner loop over the outer loop's variable
     # (`for m in model.head.modules(): for c in m.children(): c.eval()`), beside an assignment switching another module.
     Scenario("module_mode_nested", "module_mode_nested.py", gzip=True, env=RUN_ENV),
