@@ -194,7 +194,7 @@ def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
             for tool, rs in samples.items()}
 
 
-HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6} {'user':>5} | {'ours MB':>7} {'tl MB':>6} {'ratio':>6} | "
+HEADER = (f"{'input':<32} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6} {'user':>5} | {'ours MB':>7} {'tl MB':>6} {'ratio':>6} | "
           f"{'ours wall':>9} {'floor':>6} {'ratio':>6}")
 
 
@@ -239,11 +239,11 @@ def platform_block(r: dict[str, Run], measured: list[tuple[str, dict[str, Run]]]
     lines += [f"  {title:<50} {r[key].cpu * 1e3:>4.0f} ms {r[key].rss_mb:>5.1f} MB" for key, title, _ in PLATFORM]
     imports, libraries = r["imports"], r["libraries"]
     lines.append("the targets on each log of 5 MB or more (half tlparse's CPU seconds and peak MB), beside what the imports take:\n"
-                 f"  {'log':<16} | {'CPU target':>10} {'imports':>7} {'left':>5} {'ours past imports':>17} | "
+                 f"  {'log':<18} | {'CPU target':>10} {'imports':>7} {'left':>5} {'ours past imports':>17} | "
                  f"{'MB target':>9} {'libraries':>9} {'ours imported':>13} {'ours':>5}")
     for name, m in measured:
         cpu, rss = m["tlparse"].cpu / 2, m["tlparse"].rss_mb / 2
-        lines.append(f"  {name:<16} | {cpu:>10.2f} {imports.cpu:>7.2f} {cpu - imports.cpu:>5.2f} {m['ours'].cpu - imports.cpu:>17.2f} | "
+        lines.append(f"  {name:<18} | {cpu:>10.2f} {imports.cpu:>7.2f} {cpu - imports.cpu:>5.2f} {m['ours'].cpu - imports.cpu:>17.2f} | "
                      f"{rss:>9.1f} {libraries.rss_mb:>9.1f} {imports.rss_mb:>13.1f} {m['ours'].rss_mb:>5.1f}")
     return "\n".join(lines)
 
@@ -255,7 +255,7 @@ def spread(values: list[float]) -> float:
 
 def row(name: str, size_mb: float, r: dict[str, Run]) -> str:
     o, t, f = r["ours"], r["tlparse"], r["floor"]
-    return (f"{name:<28} {size_mb:>7.1f} | {o.cpu:>8.2f} {t.cpu:>7.2f} {o.cpu / t.cpu:>6.2f} {o.user / t.user:>5.2f} | "
+    return (f"{name:<32} {size_mb:>7.1f} | {o.cpu:>8.2f} {t.cpu:>7.2f} {o.cpu / t.cpu:>6.2f} {o.user / t.user:>5.2f} | "
             f"{o.rss_mb:>7.0f} {t.rss_mb:>6.0f} {o.rss_mb / t.rss_mb:>6.2f} | {o.wall:>9.2f} {f.wall:>6.2f} {o.wall / f.wall:>6.2f}")
 
 
