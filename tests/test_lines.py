@@ -112,3 +112,28 @@ def test_chromium_events_prefixes_are_not_parsed_to_renumber_their_compiles(monk
     assert trace.n_compile_ids > 1  # (renumbering placed compile records)
     assert 0 < len(parsed) <= len(envelopes) - len(chromium)
     assert not [p for p in parsed if p in {line[:len(p)] for line in chromium}]
+
+
+def test_a_block_is_not_copied_to_join_the_line_the_block_before_cut():
+    """Each block of the log is read where it lies: only the line the block before cut is joined to that block's
+    start (a line's bytes), where joining the whole block to it copied every byte of the log once more. The records
+    read are the same whatever the block size."""
+    log = gzip.decompress(torch213("compiled_optimizer.log.gz").read_bytes())
+    joined: list[int] = []
+
+    class Block(bytes):
+        def __radd__(self, carry: bytes) -> bytes:  # carry + block (a bytes subclass's reflected add comes first)
+            joined.append(len(carry) + len(self))
+            return bytes(carry) + bytes(self)
+
+    class Blocks(io.BytesIO):
+        def read1(self, size: int = -1) -> bytes:
+            return Block(super().read1(size))
+
+    def read(stream: io.BytesIO) -> list[tuple]:
+        return [(r.lineno, r.body, r.payload_bytes(), r.payload_lines, r.problem) for r in read_raw_records(stream)]
+
+    assert len(log) > 4 * lines.CHUNK  # (blocks enough to see)
+    assert read(Blocks(log)) == read(io.BytesIO(log))
+    longest_line = max(len(line) for line in log.split(b"\n"))
+    assert max(joined, default=0) <= longest_line + 1

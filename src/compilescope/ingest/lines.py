@@ -236,9 +236,14 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
                 block = block[3:]
         if not block:
             break
-        data = carry + block if carry else block
-        block = b""  # (not held twice)
         pos = 0
+        head = b""  # the line the last block cut, made whole (where it ends in this block)
+        if carry and long_line is None and (nl := block.find(b"\n")) >= 0:
+            # Read on its own: joining the carry to the whole block copied every byte of the log once more.
+            head, data, pos = carry + block[:nl + 1], block, nl + 1
+        else:
+            data = carry + block if carry else block
+        block = b""  # (not held twice)
         if long_line is not None:
             nl = data.find(b"\n")
             if nl < 0:
@@ -259,52 +264,53 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
                 add_to_other(piece)
                 current = line_record(b"".join(parts), size)
             long_line = None
-        end = data.rfind(b"\n") + 1  # the whole lines of this block end here
-        while pos < end:
-            c = data[pos]
-            if c == 9:  # TAB: a run of payload lines
-                run_end = _RUN_END.search(data, pos, end).start()  # type: ignore[union-attr]
-                if current is None:
-                    # Payload lines with no envelope before them: kept together as one record,
-                    # so the report can show what was skipped.
-                    current = RawRecord(lineno + 1, None, b"", problem="orphan_payload", budget=budget)
-                run = data[pos + 1:run_end]
-                n = count_byte(run, b"\n") + 1
-                if b"\r" in run:
-                    lines = [line[:-1] if line[-1:] == b"\r" else line for line in run.split(b"\n\t")]
-                    current.add_payload_run(lineno + 1, b"\n".join(lines), n)
-                elif n == 1:
-                    current.add_payload_run(lineno + 1, run, 1)
+        for data, pos in ((head, 0), (data, pos)) if head else ((data, pos),):
+            end = data.rfind(b"\n") + 1  # the whole lines of this block end here
+            while pos < end:
+                c = data[pos]
+                if c == 9:  # TAB: a run of payload lines
+                    run_end = _RUN_END.search(data, pos, end).start()  # type: ignore[union-attr]
+                    if current is None:
+                        # Payload lines with no envelope before them: kept together as one record,
+                        # so the report can show what was skipped.
+                        current = RawRecord(lineno + 1, None, b"", problem="orphan_payload", budget=budget)
+                    run = data[pos + 1:run_end]
+                    n = count_byte(run, b"\n") + 1
+                    if b"\r" in run:
+                        lines = [line[:-1] if line[-1:] == b"\r" else line for line in run.split(b"\n\t")]
+                        current.add_payload_run(lineno + 1, b"\n".join(lines), n)
+                    elif n == 1:
+                        current.add_payload_run(lineno + 1, run, 1)
+                    else:
+                        # Deleting every TAB is 3x faster than replacing "\n\t", and right when the only TABs
+                        # are the lines' own n - 1 (usual: code is indented with spaces, JSON escapes them).
+                        stripped = run.replace(b"\t", b"")
+                        if len(stripped) != len(run) - n + 1:
+                            stripped = run.replace(b"\n\t", b"\n")
+                        current.add_payload_run(lineno + 1, stripped, n)
+                    lineno += n
+                    pos = run_end + 1
+                elif c == 10:  # an empty line
+                    lineno += 1
+                    pos += 1
                 else:
-                    # Deleting every TAB is 3x faster than replacing "\n\t", and right when the only TABs
-                    # are the lines' own n - 1 (usual: code is indented with spaces, JSON escapes them).
-                    stripped = run.replace(b"\t", b"")
-                    if len(stripped) != len(run) - n + 1:
-                        stripped = run.replace(b"\n\t", b"\n")
-                    current.add_payload_run(lineno + 1, stripped, n)
-                lineno += n
-                pos = run_end + 1
-            elif c == 10:  # an empty line
-                lineno += 1
-                pos += 1
-            else:
-                nl = data.index(b"\n", pos)
-                line_end = nl - 1 if data[nl - 1] == 13 else nl
-                start = pos
-                pos = nl + 1
-                lineno += 1
-                if line_end == start:
-                    continue  # "\r\n": an empty line
-                if current is not None:
-                    yield current
-                # An envelope (nearly every such line) is matched where it lies and only its JSON is copied out;
-                # anything else goes through line_record, as a line of its own.
-                m = GLOG_PREFIX.match(data, start, min(line_end, start + probe))
-                if m is not None and line_end - start <= MAX_ENVELOPE_LINE:
-                    current = RawRecord(lineno, GlogPrefix(m), data[m.end():line_end], None, 0, None, None, budget)
-                else:
-                    line = data[start:line_end]
-                    current = line_record(line, len(line))
+                    nl = data.index(b"\n", pos)
+                    line_end = nl - 1 if data[nl - 1] == 13 else nl
+                    start = pos
+                    pos = nl + 1
+                    lineno += 1
+                    if line_end == start:
+                        continue  # "\r\n": an empty line
+                    if current is not None:
+                        yield current
+                    # An envelope (nearly every such line) is matched where it lies and only its JSON is copied out;
+                    # anything else goes through line_record, as a line of its own.
+                    m = GLOG_PREFIX.match(data, start, min(line_end, start + probe))
+                    if m is not None and line_end - start <= MAX_ENVELOPE_LINE:
+                        current = RawRecord(lineno, GlogPrefix(m), data[m.end():line_end], None, 0, None, None, budget)
+                    else:
+                        line = data[start:line_end]
+                        current = line_record(line, len(line))
         carry = data[end:] if pos <= end else b""
         if len(carry) >= CHUNK and len(carry) > 1:
             # A line longer than a block: taken in pieces from here on.
