@@ -16,7 +16,7 @@ from compilescope.analyses.repeated_blocks import regional
 from compilescope.analyses.user_locations import user_source_name
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import line_holding, torch213
+from ..conftest import line_holding, shared, torch213
 from ..tracelog import raw_records
 
 WHOLE, BLOCKS, WARM = "regional_whole.log.gz", "regional_blocks.log.gz", "regional_blocks_warm.log.gz"
@@ -162,3 +162,38 @@ def test_a_modules_attribute_is_named_as_the_program_writes_it():
     described = {e["describe_source"]["source"] for e, _ in _raw(log) if "describe_source" in e}
     weight = "L['self']._modules['blocks']._modules['0']._modules['norm1']._parameters['weight']"
     assert weight in described and user_source_name(weight) == "self.blocks[0].norm1.weight"
+
+
+HF_PROGRAM = PROGRAM.parent / "hf_llama.py"
+
+
+def test_a_model_a_wrapper_compiled_is_named_as_the_user_holds_it():
+    # hf_llama.py compiles its LlamaForCausalLM whole (`compiled = torch.compile(model, ...)`); transformers'
+    # decorator `wrapped_func(*args, **kwargs)` around its forward is the frame Dynamo compiled, so the guard tree
+    # names the model `L['args'][0]` (the forward's self). The user has no `args`: the decoder layers are
+    # `model.model.layers` in their code, and the loop to write is over those.
+    log = "hf_llama.log.gz"
+    assert "compiled = torch.compile(model," in HF_PROGRAM.read_text()
+    assert {m["co_name"] for m in _metrics(log)} == {"wrapped_func"}
+    (guards, *_) = _payloads("dynamo_cpp_guards_str", log)
+    assert "source=L['args'][0]._modules['model']._modules['layers']._modules['1']" in guards
+    (finding,) = [f for f in _insights(log).findings if "once per block" in f.title]
+    assert finding.title.endswith("once per block of model.model.layers")
+    assert "`for block in model.model.layers: block.compile()`" in finding.detail
+    assert "model.model.layers[0], [1]" in finding.detail
+    assert "args[0]" not in finding.title + finding.detail
+
+
+def test_a_module_torch_wraps_is_named_as_the_model_not_as_torchs_fn():
+    # profile_compiled.py compiles an nn.Sequential of 4 Blocks (`cm = torch.compile(m)`): Dynamo compiles torch's
+    # wrap_inline `inner`, whose local `fn` is the Sequential. `fn` is torch's name: the loop is over the model.
+    log = shared("gpu-torch211/profile_compiled/dedicated_log_torch_trace_735v34qb.log")
+    script = (log.parent / "script.py").read_text()
+    assert "torch.nn.Sequential(*[Block() for _ in range(4)])" in script and "cm = torch.compile(m)" in script
+    guards = next(p for e, p in raw_records(log) if "dynamo_cpp_guards_str" in e)
+    assert "source=L['fn']._modules['3'], type=<class '__main__.Block'>" in guards
+    with read_trace(str(log)) as trace:
+        (finding,) = [f for f in insights(trace).findings if "once per block" in f.title]
+    assert finding.title == "[0/0] compiled Block's code 4 times, once per block of model"
+    assert "`for block in model: block.compile()`" in finding.detail and "model[0] to [3]" in finding.detail
+    assert "fn" not in re.findall(r"\w+", finding.title + finding.detail)

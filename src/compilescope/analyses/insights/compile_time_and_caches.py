@@ -4,6 +4,7 @@ after an FX graph cache hit, and what freezing changed (and the caches it loses)
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from ...model.ids import compilation_key
@@ -90,6 +91,20 @@ def so_far_note(ct: CompileTimes, compile_ids: list[str]) -> str:
     return f" so far ({shown_names(open_ids)} {STILL_COMPILING})" if open_ids else ""
 
 
+# The root of a source that is the module whose forward the compiled frame runs: its `self`, or, where that frame is
+# a wrapper and not the user's code (CompileTime.called_from), torch's wrap_inline's `fn` (torch.compile of a module
+# whose forward is torch.nn's, a Sequential) or a decorator's `args[0]` (transformers' wrapped_func(*args) around
+# the model's forward). The user knows that module as the model they compiled, never by the wrapper's local.
+_SELF = re.compile(r"^self(?=$|[.\[])")
+_WRAPPERS_MODEL = re.compile(r"^(?:self|fn|args\[0\])(?=$|[.\[])")
+
+
+def as_the_users_model(source: str, wrapped: bool) -> str:
+    """"model.blocks" of "self.blocks"; "model.model.layers" of "args[0].model.layers" and "model" of "fn" where the
+    frame is a wrapper's (wrapped); the source as it is otherwise (a function's own local: the user's name)."""
+    return (_WRAPPERS_MODEL if wrapped else _SELF).sub("model", source, count=1)
+
+
 def repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
     """A model of identical blocks compiled whole: its graph holds a copy of the block's code per block, which each
     stage of the compile traces and lowers again. Compiling the block (regional compilation) compiles that code once: the other
@@ -99,11 +114,14 @@ def repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
     seconds = ct.seconds_of(ids)
     cls = first.class_name or "the block"
     took = f": {shown_names(ids)} took {format_seconds(seconds)}" if seconds > 0 else ""
-    container = first.container.removeprefix("self.")
-    loop = f"for block in model.{container}" if container != first.container else f"for block in {container}"
+    wrapped = any(c.called_from is not None for c in ct.compiles if c.compile_id in ids)
+    # (`self` stays in the title and the blocks: the model's forward names them so; a wrapper's local is no one's)
+    named = first.container if _SELF.match(first.container) else as_the_users_model(first.container, wrapped)
+    blocks = named + first.blocks.removeprefix(first.container)
+    loop = f"for block in {as_the_users_model(first.container, wrapped)}"
     return Finding(INFO, "compile_time", f"{shown_names(ids)} compiled {cls}'s code {times(len(first.indices))}, once per "
-                   f"block of {first.container}",
-                   f"{'its graph holds' if len(ids) == 1 else 'each of their graphs holds'} {first.blocks}, each the same code with {first.parameters} parameters or buffers "
+                   f"block of {named}",
+                   f"{'its graph holds' if len(ids) == 1 else 'each of their graphs holds'} {blocks}, each the same code with {first.parameters} parameters or buffers "
                    f"of the same shapes, which Dynamo, AOTAutograd and Inductor traced and lowered each{took}; compile the block instead of the "
                    f"model (regional compilation): `{loop}: block.compile()` in place of torch.compile(model): "
                    f"{cls}.forward is compiled once and every block reuses it (their parameters are inputs of its graph)")
