@@ -161,7 +161,7 @@ def test_on_cuda_every_recompile_is_the_learning_rate():
     compilations = _specialized_compilations(CUDA_FLOAT)
     [spec] = [f for f in ins.findings if f.section == "dynamic_shapes"]
     assert spec.title == f"1 dynamic float specialized to a constant ({len(compilations)} compilations)"
-    assert len(compilations) == 5 and spec.detail.startswith("zf8=0.00466666666666667, 0.006, ")
+    assert len(compilations) == 5 and spec.detail.startswith("self.param_groups[0]['lr'] (zf8) = 0.00466666666666667, 0.006, ")
     with read_trace(str(CUDA_TENSOR)) as trace:
         fixed = insights(trace)
     assert not fixed.recompiles.frames and not fixed.dynamic_shapes.specializations

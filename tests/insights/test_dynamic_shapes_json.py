@@ -369,3 +369,15 @@ def test_specializations_torch_placed_are_placed_as_before(capsys):
         ds = _summary(capsys, log, "--json")["dynamic_shapes"]
         assert [_line(s["location"]) for s in ds["specializations"]] == expected
         assert all(s["read_as"] is None and s["read_text"] is None for s in ds["specializations"])
+
+
+def test_the_finding_of_a_specialized_size_names_it_as_the_program_does():
+    # dynamic_shapes.py branches on x.shape[0] == 5: torch's symbolic_shape_specialization fixes s77, from
+    # L['x'].size()[0], at 5. The finding says which size that is; "s77=5" alone named it by torch's symbol only,
+    # which nothing the user wrote or sees outside the log's records calls it.
+    raw = RawLog(torch213("dynamic_shapes.log"))
+    [(_, _, _, spec)] = [e for e in raw.events if e[0] == "symbolic_shape_specialization"]
+    assert (spec["symbol"], spec["sources"], spec["value"]) == ("s77", ["L['x'].size()[0]"], "5")
+    with read_trace(str(torch213("dynamic_shapes.log"))) as trace:
+        [finding] = [f for f in insights(trace).findings if "specialized to a constant" in f.title]
+    assert finding.detail == "x.size()[0] (s77) = 5"

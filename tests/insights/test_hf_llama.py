@@ -185,6 +185,9 @@ def test_floats_dynamic_true_made_symbols_are_said_to_be_its_where_their_special
         found[log] = next((f for f in ins.findings if "specialized to a constant" in f.title), None)
     assert found["hf_llama.log.gz"] is None
     detail = found["hf_llama_fixed.log.gz"].detail
+    # (the title counts 6 symbols; the detail names 3 and says how many it leaves out)
+    assert found["hf_llama_fixed.log.gz"].title.startswith("6 dynamic values") and detail.count(") = ") == 3
+    assert "; and 3 more" in detail
     assert "zf78, zf10, zf14 are floats (scaling, norm_type) that dynamic=True made dynamic" in detail
     assert "torch._dynamo.config.specialize_float = True" in detail
 

@@ -10,6 +10,7 @@ from ..aoti import BUILD_EVENT, CHECK_ENV, HEADER_EVENT, Aoti, AotiPackage
 from ..compile_time import CompileTimes
 from ..dynamic_shapes import FLOAT_SYMBOL, Specialization, number_text, value_name
 from ..export import ExportReport
+from ..user_locations import user_source_name
 from . import ERROR, INFO, WARNING, Finding, shown_names
 
 
@@ -58,6 +59,15 @@ def package_build(found: Aoti) -> str:
             f"{format_seconds(build.untimed_s)} between them in steps torch times under no event of its own")
 
 
+def specialized_name(spec: Specialization) -> str:
+    """"x.size()[0] (s77)": what a symbol torch specialized is, as the program names it (a value Dynamo passed on past
+    a graph break in words), with the symbol the report's other sections and torch's records call it by."""
+    source = spec.sources[0] if spec.sources else None
+    if source is None:
+        return spec.symbol
+    return f"{spec.source_texts.get(source) or user_source_name(source)} ({spec.symbol})"
+
+
 def specializations(specs: list[Specialization], export: ExportReport,
                      dynamic_compiles: list[str] | None = None) -> Finding | None:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
@@ -78,8 +88,11 @@ def specializations(specs: list[Specialization], export: ExportReport,
         seen = values.setdefault(symbol, [])
         if value not in seen:
             seen.append(value)
-    detail = "; ".join(f"{symbol}={', '.join(vals[:3])}{f' and {len(vals) - 3} more' if len(vals) > 3 else ''}"
+    named = {s.symbol: specialized_name(s) for s in reversed(specs)}  # (each symbol by its first specialization)
+    detail = "; ".join(f"{named[symbol]} = {', '.join(vals[:3])}{f' and {len(vals) - 3} more' if len(vals) > 3 else ''}"
                        for symbol, vals in list(values.items())[:3])
+    if len(values) > 3:  # (the title counts them all)
+        detail += f"; and {len(values) - 3} more"
     compiles = {cid for cid, _, _ in distinct}
     where = "in torch.export" if export.only else count(len(compiles), 'compilation')
     made = set(dynamic_compiles or ())
