@@ -386,3 +386,19 @@ def test_the_compile_is_named_by_its_package_not_by_tlparse_no_compile_id():
         assert ins.aoti.compile_name("[0/1]") == "[0/1]"
         assert ins.unfinished == [] and [(c.compile_id, c.unfinished) for c in ins.compile_time.compiles] == [
             ("[-/-]", False)]
+
+
+def test_the_pages_of_the_package_s_compile_link_only_to_pages_that_exist(tmp_path):
+    # An AOTInductor compile has no compile id (no record of the log carries a frame_id): its artifacts are filed under
+    # -_-_-_-/, which has no compile page. Its provenance page and its kernels' page linked their heading's [-/-] to
+    # -_-_-_-/index.html all the same, a page not written (the browser's "file not found").
+    assert not [e for e, _ in raw_records(torch213(LOG)) if "frame_id" in e]
+    from ..conftest import report
+
+    report(torch213(LOG), tmp_path)
+    assert not (tmp_path / "-_-_-_-" / "index.html").exists()
+    pages = [*(tmp_path / "-_-_-_-").glob("*.html"), *(tmp_path / "provenance").glob("*.html")]
+    assert any("kernel_stack_traces" in p.name for p in pages) and (tmp_path / "provenance" / "-_-_-_-.html") in pages
+    for page in pages:
+        for href in re.findall(r'href="([^"#:]+)(?:#[^"]*)?"', page.read_text(encoding="utf-8")):
+            assert (page.parent / href).exists(), f"{page.relative_to(tmp_path)} links to {href}, not written"
