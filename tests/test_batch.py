@@ -11,7 +11,7 @@ import pytest
 
 from compilescope.render.notices import SEVERITY_LABELS
 
-from .browser import browser_page
+from .browser import LAPTOP, browser_page, pages_wider_than_the_window
 from .conftest import PEER_SINGLE_LOGS, TORCH213_LOGS, peer, report, run_cli
 
 SOME = ["simple.log", "comp_failure.log", "comp_metrics.log", "export.log", "inductor_provenance_jit_log.txt"]
@@ -127,7 +127,7 @@ def test_all_ranks_flag_needs_one_directory(tmp_path, capsys):
 def test_index_opens_and_leads_to_a_report(batch):
     with browser_page() as page:
         page.goto((batch / "index.html").as_uri())
-        assert page.locator("table#logs tbody tr").count() == len(SOME)
+        assert page.locator("table#logs tbody tr:not(.log-findings)").count() == len(SOME)
         page.click("a >> text=comp_failure")
         page.wait_for_load_state()
         assert page.url.endswith("comp_failure/index.html")
@@ -235,3 +235,25 @@ def test_a_compile_that_made_no_graph_is_not_counted_compiled(tmp_path):
     # compile ids, then ok, break, restarted, empty, error, missing, then no graph
     assert counted[:8] == [("", "7"), ("ok", "2"), ("", "0"), ("restarted", "2"), ("empty", "2"), ("", "0"), ("", "0"),
                            ("empty", "1")]
+
+
+@pytest.mark.browser
+def test_the_list_of_logs_fits_a_laptops_window_with_each_logs_findings_in_sight(tmp_path):
+    # Beside the log's path and its thirteen figures, a column of findings made the table wider than a 1280 px window
+    # (at least 1,389 px, two logs): the page scrolled sideways and the findings, what the page is for, were past
+    # its right edge. compile_error_raises' first finding holds a word of 55 characters
+    # (torch.compile(backend='relu_compile_error_TESTING_ONLY')).
+    logs = [TORCH213_LOGS / "graph_breaks.log", TORCH213_LOGS / "compile_error_raises.log"]
+    out = tmp_path / "out"
+    assert run_cli(*logs, "-o", out, "--no-browser") == 0
+    rows = json.loads((out / "reports.json").read_text())
+    assert any("relu_compile_error_TESTING_ONLY" in f["title"] for r in rows for f in r["findings"])
+    with browser_page() as page:
+        page.set_viewport_size({"width": LAPTOP, "height": 900})
+        page.goto((out / "index.html").as_uri())
+        for row in rows:
+            for finding in row["findings"]:
+                box = page.get_by_text(finding["title"], exact=True).first.bounding_box()
+                assert box is not None and box["x"] + box["width"] <= LAPTOP, finding["title"]
+        assert page.console_errors == []
+        assert [w for w in pages_wider_than_the_window(page, out) if w.endswith(" index.html")] == []
