@@ -66,6 +66,16 @@ def first_listed(items: list[str], sep: str = ", ", shown: int = LISTED) -> str:
     return said(cut(items, shown), sep)
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """The text whole where it fits in limit characters, else the words of it that fit with " …" after them: a
+    message cut inside a word ("if you are usi...") reads as another word. A first word longer than the limit is
+    cut inside it ("…" after)."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind(" ", 0, limit - 1)  # (at most limit - 2: room for " …")
+    return text[:end].rstrip() + " …" if end > 0 and text[:end].strip() else text[:limit - 1] + "…"
+
+
 def possessive(name: str) -> str:
     """A name's possessive, for a name the log gives (a tensor, a function): "x's", but "tokens'" ("tokens's" is no
     English)."""

@@ -270,3 +270,18 @@ def test_summary_names_the_saved_stderr_by_its_file_name(capsys):
     out = capsys.readouterr().out
     assert "read from the run's saved stderr beside the log: output.txt\n" in out
     assert str(run) not in out
+
+
+def test_a_long_warning_in_a_finding_is_cut_between_words():
+    # cpu_autotune's run warned "TypedStorage is deprecated. It will be removed ... if you are using ..." (its first
+    # line 300 characters and more), python_features' "... or a third-party C/C++ Python extension ...": the finding
+    # cut them at 157 characters whatever stood there ("if you are usi...", "a third-par..."). Cut between words,
+    # what it shows is the message's own words, and it says it goes on.
+    for log, word in (("cpu_autotune.log.gz", "TypedStorage is deprecated."),
+                      ("python_features.log.gz", "Dynamo does not know how to trace the builtin")):
+        ins = _insights(torch213(log))
+        [finding] = [f for f in ins.findings if f.title.startswith("torch printed") and "other warning" in f.title]
+        shown = finding.detail.removesuffix(" …")
+        assert finding.detail.endswith(" …") and len(finding.detail) <= 160 and shown.startswith(word)
+        headlines = {w.headline for w in ins.warnings.printed_warnings if w.headline.startswith(shown)}
+        assert headlines and all(len(h) > 160 and h[len(shown)] == " " for h in headlines)

@@ -22,6 +22,7 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
 from ..model.trace import Trace
+from ..wording import cut_at_word
 from .user_locations import UserLocation, is_framework_file, traceback_frames
 
 # What a warning torch prints means, for the ones a user can act on: (words in the message, short name, advice).
@@ -33,6 +34,7 @@ COND_ONE_BRANCH = "torch.cond kept one branch only"
 AUTOTUNE_CANDIDATE_FAILED = "a max-autotune candidate failed to compile"
 WONT_CONVERT = "a function runs uncompiled: its compile failed"
 ITEM_BREAK = "Tensor.item() breaks the graph"
+HEADLINE_SHOWN = 240  # characters of a warning's first line a table of them shows (the report has it whole)
 _PENDING_ADVICE = ("a compiled call ran while outputs of the previous one still waited for their backward; call "
                    "torch.compiler.cudagraph_mark_step_begin() before each step, or run inference under torch.no_grad()")
 _RECOMPILE_ADVICE = "see Recompiles: the guard that kept failing, and what to mark dynamic"
@@ -95,6 +97,12 @@ class TorchWarning:
     def headline(self) -> str:
         """The message's first line."""
         return self.message.strip().splitlines()[0] if self.message.strip() else ""
+
+    @property
+    def headline_shown(self) -> str:
+        """Its first line as a table of warnings shows it: up to HEADLINE_SHOWN characters, cut between words (the
+        report's page has it whole)."""
+        return cut_at_word(self.headline, HEADLINE_SHOWN)
 
     @property
     def label(self) -> str:

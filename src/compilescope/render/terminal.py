@@ -43,7 +43,6 @@ SEVERITY = {"error": (SEVERITY_LABELS["error"], "bold red"), "warning": (SEVERIT
 BAR_WIDTH = 24
 MAX_BREAKS = 10
 MAX_ROWS = 10
-MAX_HEADLINE = 240  # characters of a warning's first line (the report has it whole)
 
 
 NO_BREAK = "\u00a0"
@@ -578,8 +577,7 @@ def _warning_table(warnings: list[TorchWarning], what_heading: str) -> Table:
     table.columns[1].ratio = 1
     for w in warnings[:MAX_ROWS]:
         what = TerminalText(f"{w.name}\n", style="bold") if w.name else TerminalText()
-        headline = w.headline if len(w.headline) <= MAX_HEADLINE else w.headline[:MAX_HEADLINE - 3] + "..."
-        what.append(headline).append(f"\n{w.kind} from {w.source}", style="dim")
+        what.append(w.headline_shown).append(f"\n{w.kind} from {w.source}", style="dim")
         if w.location:
             what.append(f"\nat {_where(w.location)}", style="dim")
         if w.failure:

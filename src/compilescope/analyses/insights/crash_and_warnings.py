@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...wording import count, format_us
+from ...wording import count, cut_at_word, format_us
 from ..aoti import Aoti
 from ..crash import AOTI_LOADER, STATIC_LAUNCHER_ADVICE, Crash
 from ..environment import TorchTestSetting
@@ -16,6 +16,9 @@ from . import ERROR, INFO, WARNING, Finding, shown_names
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
+
+# Characters of the first other warning a finding quotes (the Warnings section has it whole).
+OTHER_WARNING_SHOWN = 160
 
 
 def testing_only(setting: TorchTestSetting) -> Finding:
@@ -92,9 +95,8 @@ def torch_warning_findings(printed: TorchWarnings, said_above: set[str], runtime
             advice = next(advice for _, name, advice in KNOWN_WARNINGS if name == NO_TF32)
             out.append(Finding(WARNING, "warnings", NO_TF32, shown + advice))
     if others:
-        first = others[0].headline
         out.append(Finding(INFO, "warnings", f"torch printed {count(len(others), 'other warning')}",
-                           first if len(first) <= 160 else first[:157] + "..."))
+                           cut_at_word(others[0].headline, OTHER_WARNING_SHOWN)))
     return out
 
 
