@@ -58,3 +58,22 @@ def test_runtime_pages_of_the_h200_profiles_fit_the_page(tmp_path):
             page.goto((out / "runtime.html").as_uri())
             assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"), name
             assert not page.console_errors and not page.external_requests
+
+
+# A cell of the Runtime page's tables that holds a time alone ("33 ms", "199 µs").
+_SPLIT_TIMES = """() => [...document.querySelectorAll('td')].filter(td => /^\\d[\\d.,]*\\s(s|ms|µs|ns)$/.test(td.innerText.trim()))
+  .filter(td => { const r = document.createRange(); r.selectNodeContents(td);
+                   return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size > 1; })
+  .map(td => td.innerText)"""
+
+
+def test_a_time_keeps_its_unit_on_its_line(tmp_path):
+    """The tables' time columns are narrow beside a kernel's name: "33 ms" wrapped to "33" above "ms" (every time of
+    profile_cudagraphs' table of kernels at 1300 pixels), a number whose unit is on the next line."""
+    for name in ("capture_profile", "profile_cudagraphs"):
+        out = tmp_path / name
+        report(cuda211(f"{name}.log.gz"), out, "--profile", cuda211(f"{name}.profile.json.gz"))
+        with browser_page() as page:
+            page.set_viewport_size({"width": 1300, "height": 900})
+            page.goto((out / "runtime.html").as_uri())
+            assert page.evaluate(_SPLIT_TIMES) == [], name

@@ -70,4 +70,10 @@ def runtime_files(page: Page) -> Iterator[tuple[str, str]]:
                    "provenance_url": _provenance_url(page, g.compile_id)} for g in p.graphs]
         lines = [{"row": r, "link": page.line_link(r.file, r.line)} for r in p.lines]
         profiles.append({"p": p, "kernels": kernels, "graphs": graphs, "lines": lines})
-    yield RUNTIME_PAGE, page.render("runtime.html", "", profiles=profiles, comparison=runtime.comparison, us=format_us)
+    yield RUNTIME_PAGE, page.render("runtime.html", "", profiles=profiles, comparison=runtime.comparison, us=_us_unbroken)
+
+
+def _us_unbroken(us: float) -> str:
+    """format_us's time with a no-break space before its unit: in a narrow column "33 ms" wrapped to "33" above
+    "ms"."""
+    return format_us(us).replace(" ", "\u00a0")
