@@ -198,7 +198,10 @@ class CompileTime:
 
     @property
     def function_label(self) -> str:
-        """Its function as the report names it: a resume function as the rest of the function it resumes."""
+        """Its function as the report names it: a resume function as the rest of the function it resumes; compiled
+        autograd's capture of a backward ([!0/-/-]: no frame, no function of its own) as what it does."""
+        if self.name is None and self.compile_id.startswith("[!") and self.compile_id.endswith("/-/-]"):
+            return f"compiled autograd capturing the backward graph {self.compile_id.removesuffix('/-/-]')}]"
         return function_label(self.name)
 
     @property
