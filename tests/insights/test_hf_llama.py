@@ -188,6 +188,8 @@ def test_floats_dynamic_true_made_symbols_are_said_to_be_its_where_their_special
     # (the title counts 6 symbols; the detail names 3 and says how many it leaves out)
     assert found["hf_llama_fixed.log.gz"].title.startswith("6 dynamic values") and detail.count(") = ") == 3
     assert "; and 3 more" in detail
+    # (the model, as the user holds it: `args[0]` is transformers' wrapped_func's name for it, the frame compiled)
+    assert "model.model.layers[0].self_attn.scaling (zf78) = 0.25" in detail and "args[0]" not in detail
     assert "zf78, zf10, zf14 are floats (scaling, norm_type) that dynamic=True made dynamic" in detail
     assert "torch._dynamo.config.specialize_float = True" in detail
 

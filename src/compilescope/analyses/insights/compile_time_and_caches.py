@@ -99,9 +99,12 @@ _SELF = re.compile(r"^self(?=$|[.\[])")
 _WRAPPERS_MODEL = re.compile(r"^(?:self|fn|args\[0\])(?=$|[.\[])")
 
 
-def as_the_users_model(source: str, wrapped: bool) -> str:
+def as_the_users_model(source: str, wrapped: bool, keep_self: bool = False) -> str:
     """"model.blocks" of "self.blocks"; "model.model.layers" of "args[0].model.layers" and "model" of "fn" where the
-    frame is a wrapper's (wrapped); the source as it is otherwise (a function's own local: the user's name)."""
+    frame is a wrapper's (wrapped); the source as it is otherwise (a function's own local: the user's name). keep_self:
+    `self` stays (where the text names what the model's forward reads, as its code does)."""
+    if keep_self and _SELF.match(source):
+        return source
     return (_WRAPPERS_MODEL if wrapped else _SELF).sub("model", source, count=1)
 
 

@@ -12,6 +12,7 @@ from ..dynamic_shapes import FLOAT_SYMBOL, Specialization, number_text, value_na
 from ..export import ExportReport
 from ..user_locations import user_source_name
 from . import ERROR, INFO, WARNING, Finding, shown_names
+from .compile_time_and_caches import as_the_users_model
 
 
 def aoti_inputs(package: AotiPackage) -> Finding:
@@ -59,17 +60,19 @@ def package_build(found: Aoti) -> str:
             f"{format_seconds(build.untimed_s)} between them in steps torch times under no event of its own")
 
 
-def specialized_name(spec: Specialization) -> str:
+def specialized_name(spec: Specialization, wrapped: bool = False) -> str:
     """"x.size()[0] (s77)": what a symbol torch specialized is, as the program names it (a value Dynamo passed on past
-    a graph break in words), with the symbol the report's other sections and torch's records call it by."""
+    a graph break in words; where its compile's frame is a wrapper's, wrapped, the model by that name, not by the
+    wrapper's local: as_the_users_model), with the symbol the report's other sections and torch's records call it by."""
     source = spec.sources[0] if spec.sources else None
     if source is None:
         return spec.symbol
-    return f"{spec.source_texts.get(source) or user_source_name(source)} ({spec.symbol})"
+    named = as_the_users_model(spec.source_texts.get(source) or user_source_name(source), wrapped, keep_self=True)
+    return f"{named} ({spec.symbol})"
 
 
 def specializations(specs: list[Specialization], export: ExportReport,
-                     dynamic_compiles: list[str] | None = None) -> Finding | None:
+                     dynamic_compiles: list[str] | None = None, wrapped: frozenset[str] = frozenset()) -> Finding | None:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
     a float a compiled optimizer step specialized at every learning rate is one symbol with many values. A size
     torch.export was given as dynamic and the code fixed is told by export_dims (a dim the code contradicts): not
@@ -88,7 +91,9 @@ def specializations(specs: list[Specialization], export: ExportReport,
         seen = values.setdefault(symbol, [])
         if value not in seen:
             seen.append(value)
-    named = {s.symbol: specialized_name(s) for s in reversed(specs)}  # (each symbol by its first specialization)
+    # (each symbol by its first specialization; wrapped: the compilations whose frame is not the user's code)
+    named = {s.symbol: specialized_name(s, s.compile_id.partition("_")[0].rstrip("]") + "]" in wrapped)
+             for s in reversed(specs)}
     detail = "; ".join(f"{named[symbol]} = {', '.join(vals[:3])}{f' and {len(vals) - 3} more' if len(vals) > 3 else ''}"
                        for symbol, vals in list(values.items())[:3])
     if len(values) > 3:  # (the title counts them all)
