@@ -57,8 +57,9 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.fx_sites._TYPED_NAME", "compilescope.analyses.fx_sites._CALL",
     "compilescope.analyses.freezing._CONSTANT", "compilescope.analyses.freezing._OP_CALL",
     # (a ModuleList's blocks compiled alike)
-    *(f"compilescope.analyses.repeated_blocks.{name}" for name in ("_INPUT", "_NUMBERED", "_GUARDED_MODULE", "_LINE",
+    *(f"compilescope.analyses.repeated_blocks.{name}" for name in ("_INPUT", "_NUMBERED", "_LINE",
                                                                    "_BLOCK_INPUT", "_OTHER_WEIGHT", "_IDENTIFIER")),
+    "compilescope.analyses.installed_guards._NUMBERED_MODULE",
     # (a line a file ends otherwise than splitlines() does; a typed graph node; a cache key's is_backward; a mode or
     # requires_grad guard that failed; an fsspec chain; a rank's log; a crash file beside a log)
     "compilescope.location._LINE_END", "compilescope.analyses.fx_sites.FX_NODE", "compilescope.analyses.caches._IS_BACKWARD",

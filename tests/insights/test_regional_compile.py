@@ -12,6 +12,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
+from compilescope.analyses.installed_guards import GUARDS_ARTIFACT, GuardTrees
 from compilescope.analyses.repeated_blocks import regional
 from compilescope.analyses.user_locations import user_source_name
 from compilescope.ingest.reader import read_trace
@@ -138,6 +139,41 @@ def test_a_restarted_compile_is_named_as_its_compilation():
     assert (found.compile_id, found.indices) == ("[0/0]", [0, 1, 2, 3])
     (finding,) = [f for f in _insights(log).findings if "once per block" in f.title]
     assert finding.title.startswith("[0/0] compiled Block's code 4 times")
+
+
+def _regional_reading_trees(log: str) -> tuple[list[tuple], int, list[tuple[int, int]]]:
+    """The repeated blocks of log, with the guard trees GuardTrees parsed for the report before (as the source pages
+    do): ((compile, container, indices, class) of each, the trees' count, the trees whose text the analysis read)."""
+    with read_trace(str(torch213(log))) as trace:
+        trees = GuardTrees(trace)
+        payloads = [a.payload for e in trace.compiles.values() for a in e.artifacts
+                    if a.name == GUARDS_ARTIFACT and a.payload is not None]
+        for payload in payloads:
+            trees.of(payload)
+        guards = {(p.offset, p.length) for p in payloads}
+        read: list[tuple[int, int]] = []
+        payload_text = trace.payload_text
+
+        def counted(payload, *args, **kwargs):
+            read.append((payload.offset, payload.length))
+            return payload_text(payload, *args, **kwargs)
+
+        trace.payload_text = counted  # type: ignore[method-assign]
+        found = regional(trace, trees).repeated
+    return ([(r.compile_id, r.container, r.indices, r.class_name) for r in found], len(guards),
+            [r for r in read if r in guards])
+
+
+def test_the_blocks_class_is_read_from_the_guard_trees_the_report_parsed_once():
+    # hf_llama.py: the decoder's two LlamaDecoderLayers, compiled four times; serve_varying.py: two Blocks, five times.
+    # The class each block is comes from the tree GuardTrees parsed (the ValueManager line of its _modules entry), not
+    # from each tree's text read again (four and five times before).
+    found, trees, read = _regional_reading_trees("hf_llama.log.gz")
+    assert trees == 5 and read == []
+    assert found == [(f"[0/{i}]", "args[0].model.layers", [0, 1], "LlamaDecoderLayer") for i in range(4)]
+    found, trees, read = _regional_reading_trees("serve_varying.log.gz")
+    assert read == []
+    assert found == [(f"[0/{i}]", "self.blocks", [0, 1], "Block") for i in range(5)]
 
 
 def test_a_modules_attribute_is_named_as_the_program_writes_it():

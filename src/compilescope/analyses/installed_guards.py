@@ -35,6 +35,9 @@ _TYPE = lazy_compile(r", type=<class '(?P<type>[\w.]{1,300})'>")
 # names it (the recompiles' advice on caches that grow).
 CACHE_MODULE = "transformers.cache_utils."
 _MANAGER = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[.{1,1000}?), accessed_by=")
+# A numbered block of a ModuleList or Sequential, with its class: `source=L['self']._modules['blocks']._modules['0'],
+# ... type=<class '__main__.Block'>` (the ValueManager line of a _modules dict's entry, which names no accessed_by).
+_NUMBERED_MODULE = lazy_compile(r"source=(?P<source>L\[[^\s,]*?\._modules\['\d+'\]), [^\n]*?type=<class '(?P<cls>[^']+)'>")
 
 
 def _line_at(text: str, at: int) -> str:
@@ -149,6 +152,7 @@ class TreeLine(NamedTuple):
     tensor_class: str | None = None  # a global the line types as a tensor class (`ScaledTensor`: _TENSOR_META)
     tensor: tuple[str, str | None] | None = None  # (source, class) a TENSOR_MATCH checks (_REQUIRES_GRAD reads both)
     cache: tuple[str, str] | None = None  # (source, class) of a transformers KV cache a GuardManager line guards
+    block: tuple[str, str] | None = None  # (source, class) of a numbered module a line guards (_NUMBERED_MODULE)
 
 
 def _cache_class(line: str) -> str | None:
@@ -192,10 +196,13 @@ def _read_line(line: str) -> TreeLine | None:
     lengths = (tuple((m["source"] or m["empty"], int(m["n"]) if m["n"] else 0) for m in _LENGTH.finditer(line))
                if "LENGTH_CHECK: " in line or "DICT_LENGTH: " in line else ())
     closure = closure_variable(line)
+    # (any line of a numbered module, whatever else it says: the hooks' and modules' patterns need an accessed_by)
+    block = ((m["source"], m["cls"]) if "._modules['" in line and "type=<class '" in line
+             and (m := _NUMBERED_MODULE.search(line)) is not None else None)
     if site is None and pins is None and hooks is None and hook is None and module is None and not lengths \
-            and closure is None and tensor_class is None and tensor is None and cache is None:
+            and closure is None and tensor_class is None and tensor is None and cache is None and block is None:
         return None
-    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class, tensor, cache)
+    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class, tensor, cache, block)
 
 
 class GuardTree(NamedTuple):
@@ -268,6 +275,12 @@ def tree_caches(tree: GuardTree) -> dict[str, str]:
         if line.cache is not None:
             found.setdefault(*line.cache)
     return found
+
+
+def tree_blocks(tree: GuardTree) -> list[tuple[str, str]]:
+    """Each numbered module the tree guards, with its class, in the tree's order: (`L['self']._modules['blocks']
+    ._modules['0']`, "__main__.Block") (the repeated blocks name a graph's blocks by it)."""
+    return [line.block for line in tree.lines if line.block is not None]
 
 
 def guard_site_of(line: str) -> GuardSite | None:

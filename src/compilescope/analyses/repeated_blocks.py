@@ -12,6 +12,7 @@ parameters as inputs) and reuse it. The guard tree (`dynamo_cpp_guards_str`) nam
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import FX_NODE, GRAPH_ARTIFACT
-from .installed_guards import GUARDS_ARTIFACT
+from .installed_guards import GUARDS_ARTIFACT, GuardTrees, tree_blocks
 from .user_locations import user_source_name
 from ..lazy_regex import lazy_compile
 
@@ -27,8 +28,6 @@ from ..lazy_regex import lazy_compile
 _INPUT = lazy_compile(r"\b(?P<name>L_\w+): \"(?P<type>[^\"]*)\"")
 # The outermost numbered module in an input's name: `L_self_modules_blocks` `0` `modules_qkv_parameters_weight_`
 _NUMBERED = lazy_compile(r"^(?P<container>L_\w+?)_modules_(?P<index>\d+)_(?P<rest>(?:modules|parameters|buffers)_\w*)$")
-# `source=L['self']._modules['blocks']._modules['0'], ... type=<class '__main__.Block'>`
-_GUARDED_MODULE = lazy_compile(r"source=(?P<source>L\[[^\s,]*?\._modules\['\d+'\]), [^\n]*?type=<class '(?P<cls>[^']+)'>")
 _LINE = lazy_compile(r"^\s*# File: .+?:(?P<line>\d+) in ")
 # A block's input the node computes with: `l_self_modules_blocks_modules_0_modules_qkv_parameters_weight_`
 _BLOCK_INPUT = lazy_compile(r"\bl(?P<container>_\w+?)_modules_(?P<index>\d+)_(?:modules|parameters|buffers)_")
@@ -114,11 +113,13 @@ def block_code(graph_text: str) -> dict[tuple[str, int], list[tuple[str, str]]]:
     return runs
 
 
-def graph_blocks(graph_text: str, guards_text: str = "") -> list[tuple[str, list[int], int, str | None]]:
+def graph_blocks(graph_text: str, guarded: Callable[[], list[tuple[str, str]]] = list,
+                 ) -> list[tuple[str, list[int], int, str | None]]:
     """(container as the code names it, indices of the blocks alike, inputs per block, class) for each ModuleList
     whose blocks (two or more) the graph takes the same inputs of (the same names after the index, the same types) and
     computes the same with (the same expressions from the same lines: blocks of one class whose code branches on an
-    attribute are no copies)."""
+    attribute are no copies). guarded: the numbered modules the compile's guard tree guards, with their classes
+    (tree_blocks), asked for only where the graph has blocks of one list."""
     signature = next((line for line in graph_text.splitlines() if "def forward(" in line), "")
     by_container: dict[str, dict[int, dict[str, str]]] = {}
     for m in _INPUT.finditer(signature):
@@ -129,8 +130,8 @@ def graph_blocks(graph_text: str, guards_text: str = "") -> list[tuple[str, list
         return []
     code = block_code(graph_text)
     classes: dict[str, tuple[str, str]] = {}  # input-name prefix of a block -> (source of its container, class)
-    for g in _GUARDED_MODULE.finditer(guards_text):
-        classes[_as_input_name(g["source"])] = (g["source"].rsplit("._modules[", 1)[0], g["cls"].rsplit(".", 1)[-1])
+    for source, cls in guarded():
+        classes[_as_input_name(source)] = (source.rsplit("._modules[", 1)[0], cls.rsplit(".", 1)[-1])
     found = []
     for container, blocks in by_container.items():
         shapes: dict[tuple, list[int]] = {}
@@ -149,7 +150,8 @@ def graph_blocks(graph_text: str, guards_text: str = "") -> list[tuple[str, list
     return found
 
 
-def regional(trace: Trace) -> Regional:
+def regional(trace: Trace, guard_trees: GuardTrees | None = None) -> Regional:
+    guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)  # (the tree parsed once a report)
     out = Regional()
     for entry in trace.sorted_compiles():
         if entry.compile_id is None or entry.metrics is None:  # (a restarted attempt: its compile is the next one's)
@@ -160,9 +162,10 @@ def regional(trace: Trace) -> Regional:
         text = trace.payload_text(graph.payload)
         if "_modules_" not in text:
             continue
-        guards = next((a for a in entry.artifacts if a.name == GUARDS_ARTIFACT), None)
+        guards = next((a.payload for a in entry.artifacts if a.name == GUARDS_ARTIFACT), None)
         seconds = (entry.metrics or {}).get("entire_frame_compile_time_s")
-        for container, indices, inputs, cls in graph_blocks(text, trace.payload_text(guards.payload) if guards else ""):
+        guarded = (lambda payload=guards: tree_blocks(guard_trees.of(payload))) if guards is not None else list
+        for container, indices, inputs, cls in graph_blocks(text, guarded):
             # (named as its compilation, "[0/0]" of [0/0_1], as the compile-time table names it)
             out.repeated.append(RepeatedBlocks(compilation_key(entry.compile_id), container, indices, inputs, cls,
                                                seconds if isinstance(seconds, (int, float)) else None))
