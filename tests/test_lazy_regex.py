@@ -60,6 +60,8 @@ LAZY_FOR_A_SMALL_LOG = (
     *(f"compilescope.analyses.repeated_blocks.{name}" for name in ("_INPUT", "_NUMBERED", "_LINE",
                                                                    "_BLOCK_INPUT", "_OTHER_WEIGHT", "_IDENTIFIER")),
     "compilescope.analyses.installed_guards._NUMBERED_MODULE",
+    # (a guard of a code object; a dimension marked dynamic)
+    "compilescope.analyses.installed_guards._CODE_FILE", "compilescope.analyses.installed_guards._MARKED_DIMS",
     # (a line a file ends otherwise than splitlines() does; a typed graph node; a cache key's is_backward; a mode or
     # requires_grad guard that failed; an fsspec chain; a rank's log; a crash file beside a log)
     "compilescope.location._LINE_END", "compilescope.analyses.fx_sites.FX_NODE", "compilescope.analyses.caches._IS_BACKWARD",

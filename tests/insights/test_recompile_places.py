@@ -296,6 +296,16 @@ def test_a_tensor_subclass_attribute_is_found_in_the_guard_trees_the_report_pars
                                                                               ("ScaledTensor", "self.weight")]
 
 
+def test_a_size_marked_dynamic_is_found_in_the_guard_tree_the_report_parsed_once():
+    # serve_varying.py (fixed): tokens' dimension 0 marked dynamic, [0/0] compiled at size 1 and its size check failed.
+    # The mark comes from [0/0]'s DIMENSION_DYNAMIC_MARKING_GUARD line as GuardTrees parsed it, not from the tree's
+    # text read again for the failed check (once before).
+    failed, guards, read = _placed_reading_trees(torch213("serve_varying_fixed.log.gz"))
+    assert len(guards) == 2 and read == []
+    assert [(g.compile_id, g.tensor, g.marked) for g in failed if g.marked] == [
+        ("[0/0]", "tokens", "torch._dynamo.mark_dynamic")]
+
+
 def test_a_tensor_and_a_kv_cache_whose_sources_hold_commas_are_placed_and_named():
     # odd_sources.py: d[(1, 2)] (a tuple key) and c['a, b'] (a str key, a DynamicCache) recompile in turn; torch's
     # TENSOR_MATCH reads `check_tensor(L['d'][(1, 2)], Tensor, DispatchKeySet(...` and the cache's GuardManager line

@@ -35,6 +35,13 @@ _TYPE = lazy_compile(r", type=<class '(?P<type>[\w.]{1,300})'>")
 # names it (the recompiles' advice on caches that grow).
 CACHE_MODULE = "transformers.cache_utils."
 _MANAGER = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[.{1,1000}?), accessed_by=")
+# A file's full path, as a code object a guard names shows it (`<code object f at 0x.., file "/…/torch/nn/…", line 34>`):
+# torch clips the paths of the guards' own comments at the front.
+_CODE_FILE = lazy_compile(r'<code object [^<>\n]{0,300}?, file "([^"\n]{1,1000})", line \d{1,9}>')
+# A tensor's dimensions marked dynamic when the compile saw it (a DIMENSION_DYNAMIC_MARKING_GUARD):
+# `(getattr(L['x'], '_dynamo_dynamic_indices', set()).issubset({0, 1}))`.
+_MARKED_DIMS = lazy_compile(r"\(getattr\((?P<source>[LG]\[.{1,1000}?), '(?P<attr>_dynamo_(?:weak_)?dynamic_indices)', "
+                            r"set\(\)\)\.issubset\(\{(?P<dims>[^}\n]{0,1000})\}\)")
 # A numbered block of a ModuleList or Sequential, with its class: `source=L['self']._modules['blocks']._modules['0'],
 # ... type=<class '__main__.Block'>` (the ValueManager line of a _modules dict's entry, which names no accessed_by).
 _NUMBERED_MODULE = lazy_compile(r"source=(?P<source>L\[[^\s,]*?\._modules\['\d+'\]), [^\n]*?type=<class '(?P<cls>[^']+)'>")
@@ -281,6 +288,28 @@ def tree_blocks(tree: GuardTree) -> list[tuple[str, str]]:
     """Each numbered module the tree guards, with its class, in the tree's order: (`L['self']._modules['blocks']
     ._modules['0']`, "__main__.Block") (the repeated blocks name a graph's blocks by it)."""
     return [line.block for line in tree.lines if line.block is not None]
+
+
+# The two below are read from the guards' sites, each time asked (a failed check rarely asks): torch names the user
+# line that made an ID_MATCH of a code object and a guard marking dimensions dynamic. Parsed for every line of every
+# tree, they cost a report more (~2.5M instructions, hf_llama) than the reads of a tree's text they save.
+def tree_code_files(tree: GuardTree) -> set[str]:
+    """The full paths of the code objects the tree's guards name (a clipped path of a guard's comment is one's end)."""
+    return {path for line in tree.lines if line.site is not None and "<code object " in line.site.guard
+            for path in _CODE_FILE.findall(line.site.guard)}
+
+
+def tree_marked_dims(tree: GuardTree, source: str) -> dict[str, tuple[str, ...]]:
+    """The dimensions of the tensor at source (`L['x']`) the tree's guards check as marked dynamic, by the attribute
+    marking them: `_dynamo_dynamic_indices` -> ("0", "1") (each attribute's first guard; one pass for all)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for line in tree.lines:
+        if line.site is not None and line.site.guard.startswith("DIMENSION_DYNAMIC_MARKING_GUARD: ") \
+                and ".issubset({" in line.site.guard:
+            for m in _MARKED_DIMS.finditer(line.site.guard):
+                if m["source"] == source:
+                    found.setdefault(m["attr"], tuple(d.strip() for d in m["dims"].split(",")))
+    return found
 
 
 def guard_site_of(line: str) -> GuardSite | None:

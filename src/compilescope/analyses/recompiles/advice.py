@@ -12,6 +12,7 @@ from ...model.trace import Compile
 from ...wording import and_list, first_listed, possessive
 from ..dynamic_shapes import dynamo_config
 from ..graph_breaks.resume_names import function_label
+from ..installed_guards import GuardTree, tree_marked_dims
 from ..stack_values import StackValue
 from ..user_locations import UserLocation, user_source_name
 from . import FailedGuard, NUMPY_DTYPES, RecompileStep, TORCH_DTYPE_WORDS, numpy_array
@@ -203,16 +204,11 @@ def stack_size_advice(value: StackValue, dim: str) -> str:
                                     where=where)
 
 
-def marking_call(tree: str, source: str, dim: str) -> str | None:
+def marking_call(tree: GuardTree, source: str, dim: str) -> str | None:
     """The call that had marked dimension dim of the tensor at source (`L['x']`) dynamic when the compile whose guard
     tree this is saw it ("torch._dynamo.mark_dynamic"), from its DIMENSION_DYNAMIC_MARKING_GUARD; None: not marked."""
-    for attr, call in MARKING_CALLS.items():
-        head = f"(getattr({source}, '{attr}', set()).issubset({{"
-        at = tree.find(head)
-        end = tree.find("})", at) if at >= 0 else -1
-        if end >= 0 and dim in (d.strip() for d in tree[at + len(head):end].split(",")):
-            return call
-    return None
+    marked = tree_marked_dims(tree, source)
+    return next((call for attr, call in MARKING_CALLS.items() if dim in marked.get(attr, ())), None)
 
 
 def marked_size_one_advice(guard: FailedGuard, dim: str, size: str) -> str:

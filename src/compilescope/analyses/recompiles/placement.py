@@ -12,7 +12,7 @@ from ...model.trace import Compile, Trace
 from ...wording import possessive
 from ..compiled_frames import CompiledFrames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
-from ..installed_guards import GUARDS_ARTIFACT, GuardTree, enclosing_sources, tree_caches, tree_tensor
+from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, is_clipped_torch_file, is_torch_file, last_user_stack_frame,
                               placed_at_call, user_source_name)
@@ -45,7 +45,6 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
 
 # A size a guard names, as the frame does (`tokens.size()[1]`, `self.buf.size()[0]`).
 _SIZE_SOURCE = lazy_compile(r"(?<![\w.\]'\"])(?P<tensor>[A-Za-z_][\w.\[\]'\"]{0,500}?)\.size\(\)\[(?P<dim>\d{1,6})\]")
-_CODE_FILE = lazy_compile(r'<code object [^<>\n]{0,300}?, file "([^"\n]{1,1000})", line \d{1,9}>')
 # (an attribute may be an item's: `args[1]._scale == 0.5`, a ScaledTensor's float in its __torch_dispatch__'s args)
 _NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})"
                              r"(?P<attribute>(?:\[\d{1,6}\]){0,4}(?:\.[A-Za-z_]\w{0,200}){1,8})?) == -?\d")
@@ -82,18 +81,17 @@ def _place_tensor_check(guard: FailedGuard, texts: CompileTexts, code: UserLocat
     if m is None:
         return None
     guard.tensor = m["tensor"]
-    # (the tree as GuardTrees parsed it for the report: its text is read again only for a path still clipped)
-    tree = texts.guard_tree(guard.compile_id)
+    tree = texts.guard_tree(guard.compile_id)  # (as GuardTrees parsed it for the report)
     found = next(((source, line) for source in tree_sources(guard.tensor)
                   if (line := tree_tensor(tree, source)) is not None), None) if tree is not None else None
     if guard.location is None:
         site = found[1].site if found else None
         used = (_unclipped(UserLocation(site.path, site.line, site.function, site.code.strip() or None), known)
                 if site else None)
-        if used is not None and not used.filename.startswith("/") and (text := texts(guard.compile_id, GUARDS_ARTIFACT)):
+        if used is not None and not used.filename.startswith("/") and tree is not None:
             # Still clipped ("nn/attention/_utils.py", a torch file no stack of the log passes through): the guard
             # tree's code objects name files in full (`<code object f at 0x.., file "/…/torch/nn/…", line 34>`).
-            used = _unclipped(used, set(_CODE_FILE.findall(text)))
+            used = _unclipped(used, tree_code_files(tree))
         # Inside torch: a path in full, or one still clipped that starts in a folder of torch's (the wrapper that
         # runs a nested_compile_region, _higher_order_ops/invoke_subgraph.py, named by no stack when no symbol was made).
         used_in_torch = used is not None and (is_torch_file(used.filename) or is_clipped_torch_file(used.filename))
@@ -192,8 +190,8 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                 guard.tensor_text = stack_values.short(entry, size["tensor"])
                 step.dynamic_of = (f"dimension {size['dim']} of {guard.tensor_text}" if guard.tensor_text
                                    else f"{possessive(size['tensor'])} dimension {size['dim']}")
-                tree = texts(guard.compile_id, GUARDS_ARTIFACT) if size["size"] in ("0", "1") else None
-                guard.marked = marking_call(tree, source, size["dim"]) if tree else None
+                marking = texts.guard_tree(guard.compile_id) if size["size"] in ("0", "1") else None
+                guard.marked = marking_call(marking, source, size["dim"]) if marking is not None else None
             if guard.marked is not None:  # (marked already: the advice is on its size of 0 or 1)
                 marked.append(marked_size_one_advice(guard, size["dim"], size["size"]))
             elif guard.cache_class is None and (value := stack_values.value(entry, size["tensor"])) is not None:
