@@ -27,7 +27,7 @@ from .insights import Insights
 from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,
                             metric_tracebacks)
 from .op_mutations import DroppedCall
-from .recompiles import BackwardGraph, FailedGuard, RenumberedOtherProcess
+from .recompiles import BackwardGraph, FailedGuard, RecompileStep, RenumberedOtherProcess
 from .status import BREAK, ERROR, MISSING, RESTARTED, STATUS_LABELS, compiled_attempts
 from .user_locations import UserLocation, code_origin, user_source_name
 from ..model.records import dataclass
@@ -166,9 +166,13 @@ class CompileSummary:
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     restart_reasons: list[str] = field(default_factory=list)  # only where no graph break explains the restart
     recompile: FailedGuard | None = None  # the guard whose failure caused this compilation
-    # What the Recompiles section says of it beyond the guard: what else changed since the compile whose guard failed,
-    # and whether it was expected or avoidable (RecompileStep.also_changed, expected_text)
+    # What the Recompiles section says of it beyond the guard (RecompileStep.also_changed, expected_text): what else
+    # changed since the compile whose guard failed, the first LISTED, then how many more and the rest (the page folds
+    # them under it, as the insights page does), and whether it was expected or avoidable
     recompile_notes: list[str] = field(default_factory=list)
+    recompile_more: str | None = None  # "and 63 more also changed since [0/0]"
+    recompile_rest: list[str] = field(default_factory=list)
+    recompile_expected: str | None = None
     total_s: float | None = None  # the compilation (all its attempts), as the compile-time analysis measured it
     # STILL_COMPILING where the log ends during its compilation (any attempt of it): total_s is only so far
     unfinished: str | None = None
@@ -542,6 +546,15 @@ def _also_logged_note(trace: Trace, key: str, others: list[str], note: str = ALS
     return note.format(others=named, key=key, those="one of those" if len(others) > 1 else "that one")
 
 
+def _add_recompile_notes(summary: CompileSummary, step: RecompileStep) -> None:
+    """What the Recompiles section says of the step beyond its guard, as the compile's page shows it."""
+    since = f"also changed since {step.guard.compile_id}: " if step.guard else None
+    summary.recompile_notes = [since + c.text for c in step.also_changed_listed.items] if since else []
+    summary.recompile_more = step.also_changed_more_text
+    summary.recompile_rest = [since + c.text for c in step.also_changed_rest] if since and summary.recompile_more else []
+    summary.recompile_expected = step.expected_text
+
+
 def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: Insights) -> dict[str, CompileSummary]:
     errors = {e.compile_id: e for e in ins.errors.errors}
     breaks: dict[str, list[GraphBreak]] = {}
@@ -552,11 +565,8 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     # failed guard created: every attempt of it says why it was compiled.
     guards = {compilation_key(CompileId.parse(step.compile_id)): step.guard
               for frame in ins.recompiles.frames for step in frame.steps}
-    recompile_notes = {compilation_key(CompileId.parse(step.compile_id)):
-             [f"also changed since {step.guard.compile_id}: {c.text}" for c in step.also_changed_listed.items if step.guard]
-             + ([step.also_changed_more_text] if step.also_changed_more_text else [])
-             + ([step.expected_text] if step.expected_text else [])
-             for frame in ins.recompiles.frames for step in frame.steps}
+    recompile_steps = {compilation_key(CompileId.parse(step.compile_id)): step
+                       for frame in ins.recompiles.frames for step in frame.steps}
     times = {c.compile_id: c for c in ins.compile_time.compiles}
     unfinished = {c.compile_id for c in ins.compile_time.compiles if c.unfinished}
     caches = {c.compile_id: c for c in ins.caches.compiles}
@@ -611,10 +621,12 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             compiled=compiled, compiled_origin=origin, called_from=called_from,
             failed_at=error.location if error is not None and error.location_kind == "failure" else None,
             error=error, wraps=wrapped_function(trace, entry), graph_breaks=graph_breaks, restart_reasons=restarts,
-            recompile=guards.get(compilation), recompile_notes=recompile_notes.get(compilation, []),
+            recompile=guards.get(compilation),
             code_roles=code_roles(entry), runtime_records=runtime_records(entry),
             metrics=metric_groups(metrics, cut_long=True, shared=shared),
         )
+        if (step := recompile_steps.get(compilation)) is not None:
+            _add_recompile_notes(summary, step)
         timed = times.get(compilation)
         summary.timed_with = ins.compile_time.repeats.get(compilation)
         if timed is not None:
