@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 
 from compilescope.analyses.analyze import analyze
+from compilescope.analyses.dynamic_shapes import DynamicShapes
 from compilescope.analyses.graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
 from compilescope.analyses.sources import LineNotes, break_sites, captured
 from compilescope.analyses.sources.analysis import note_sources
+from compilescope.analyses.stack_values import StackValues
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import record_calls, report, torch213
@@ -76,3 +78,22 @@ def test_the_graph_breaks_tracebacks_are_read_once_a_report(monkeypatch):
         results = analyze(trace)
     assert len(artifacts) >= 2 and results.sources.graph_breaks
     assert len(read) == len(artifacts)
+
+
+def test_the_dynamic_shapes_and_stack_values_are_worked_out_once_a_report(monkeypatch):
+    """The insights (the dynamic-shapes view, the recompiles) and the source analysis (the lines' symbols, the
+    installed guards) read the same symbols and ___stack sources: one DynamicShapes and one StackValues a report."""
+    made: list[str] = []
+    for cls in (DynamicShapes, StackValues):
+        init = cls.__init__
+
+        def counted(self, *args, _init=init, _name=cls.__name__, **kwargs):
+            made.append(_name)
+            _init(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", counted)
+    with read_trace(str(torch213("dynamic_shapes.log"))) as trace:
+        results = analyze(trace)
+    assert results.insights is not None and results.insights.dynamic_shapes.symbols  # (symbols to place)
+    assert any(n.symbols for f in results.sources.files for n in f.notes.values())
+    assert sorted(made) == ["DynamicShapes", "StackValues"]

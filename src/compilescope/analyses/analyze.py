@@ -17,6 +17,7 @@ from .sources.break_sites import graph_break_sites
 from .state_lines import link_switch_lines
 from .transformed import transformed_code
 from .stack_trie import build_stack_trie, outside_stacks
+from .stack_values import StackValues
 from .status import compile_statuses
 from .user_files import insight_files, page_files, state_line_files
 from .user_locations import UserLocation
@@ -37,7 +38,9 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     export = export_report(trace)
     break_sites = graph_break_sites(trace)  # (the insights' summary and the source pages both read the breaks)
     guard_trees = GuardTrees(trace)  # (the recompiles' pinned state and the source pages' guards read the trees)
-    found = insights(trace, runtime, export, files, break_sites, guard_trees)
+    # (the insights' recompiles and dynamic shapes and the source pages' guards name ___stack sources: read once)
+    stack_values = StackValues(trace)
+    found = insights(trace, runtime, export, files, break_sites, guard_trees, stack_values)
     outside = outside_stacks(trace)
     compiles = compile_summaries(trace, statuses, found)
     # Lines the report links to that no note of the source analysis places: where torch warned, the user frames of
@@ -59,7 +62,8 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
                          checkpointing=found.checkpointing, breaks=found.graph_breaks, break_sites=break_sites,
                          autotuned=found.autotuning,
                          aoti=found.aoti, numerics_found=found.numerics, own_kernels=found.user_kernels,
-                         mutations=found.op_mutations, files=files, guard_trees=guard_trees)
+                         mutations=found.op_mutations, files=files, guard_trees=guard_trees,
+                         stack_values=stack_values, shapes=found.dynamic_shapes)
     link_switch_lines(found.recompiles, noted.changed_state)  # (the mode and requires_grad advice, with their lines)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),

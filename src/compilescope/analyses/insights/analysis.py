@@ -43,14 +43,16 @@ if TYPE_CHECKING:
 
 def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None,
              files: SourceFiles = NO_FILES, break_sites: BreakSites | None = None,
-             guard_trees: GuardTrees | None = None) -> Insights:
+             guard_trees: GuardTrees | None = None, stack_values: StackValues | None = None) -> Insights:
     """export: the log's export_report(trace), where the caller has it already (computed here otherwise). files: the
     user's files as ingest read them (user_kernels' and op_mutations' files_wanted, then op_mutations.calling_files.modules_wanted):
     the kernels' def lines and the custom ops' definitions are read there. break_sites: graph_break_sites(trace), where
     the caller has it (the source analysis reads it too; made here otherwise). guard_trees: the log's guard trees,
-    where the caller has them (the source analysis reads them too)."""
+    where the caller has them (the source analysis reads them too). stack_values: the log's StackValues, where the
+    caller has them (the source analysis names ___stack sources too; made here otherwise)."""
     printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
-    stack_values = StackValues(trace)  # (recompiles and dynamic shapes both name ___stack sources)
+    # (recompiles and dynamic shapes both name ___stack sources)
+    stack_values = stack_values if stack_values is not None else StackValues(trace)
     guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)  # (recompiles, breaks, errors)
     ins = Insights(
         source=trace.source,
