@@ -10,6 +10,7 @@ tensors it checks and the KV caches it guards (tree_tensor, tree_subclass, tree_
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from ..lazy_regex import lazy_compile
@@ -314,12 +315,57 @@ def tree_marked_dims(tree: GuardTree, source: str) -> dict[str, tuple[str, ...]]
 
 def guard_site_of(line: str) -> GuardSite | None:
     """The guard a tree's line holds with the user line that made it, where it names one."""
-    m = GUARD_LINE.search(line) if GUARD_TAIL.search(line) else None
-    if m is None:
+    found = _guard_line(line) if GUARD_TAIL.search(line) else None
+    if found is None:
         return None
-    inlined = CODE_GUARD.match(m["guard"])
-    return GuardSite(m["guard"], m["file"], int(m["line"]), m["code"], m["hint"], m["func"],
+    guard, code, m = found
+    inlined = CODE_GUARD.match(guard)
+    return GuardSite(guard, m["file"], int(m["line"]), code, m["hint"], m["func"],
                      inlined and (inlined["key"] or inlined["attr"]), (m["note"] or "").startswith(FIRST_USE_NOTE))
+
+
+# GUARD_LINE from the `# ` before the path on: what follows the code.
+_SITE_TAIL = lazy_compile(r"# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)(?:\s+\(HINT: (?P<hint>.*)\)|\s+\((?P<note>.*)\))?\s*$")
+_KIND_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+
+
+def _guard_line(line: str) -> tuple[str, str, re.Match[str]] | None:
+    """(guard, code, the _SITE_TAIL match) of GUARD_LINE.search(line), found as it finds them without its two lazy
+    groups, which tried the rest of the pattern at each character of a line (~25 us a guard line, most of reading a
+    tree). The guard ends before the whitespace of the first `# ` past `KIND: `; the code at the first `# ` after that
+    where _SITE_TAIL matches (a later end of the guard would try the same and fewer), each end as early as its
+    whitespace allows. A line holding a newline (which `.` stops at) is left to GUARD_LINE."""
+    if "\n" in line:
+        m = GUARD_LINE.search(line)
+        return None if m is None else (m["guard"], m["code"], m)
+    start = line.find("+- ")
+    while start >= 0:
+        floor = kind = start + 3  # (the guard's shortest end: after `KIND: `)
+        while floor < len(line) and line[floor] in _KIND_CHARS:
+            floor += 1
+        if floor > kind and line.startswith(": ", floor):
+            floor += 2
+            marks = []  # each `# ` with whitespace before it past the guard's shortest end
+            at = line.find("# ", floor + 1)
+            while at >= 0:
+                if line[at - 1].isspace():
+                    marks.append(at)
+                at = line.find("# ", at + 1)
+            if marks:
+                code = marks[0] + 2
+                for mark in marks[1:]:
+                    if mark > code and (m := _SITE_TAIL.match(line, mark)) is not None:
+                        return (line[start + 3:_space_before(line, marks[0], floor)],
+                                line[code:_space_before(line, mark, code)], m)
+        start = line.find("+- ", start + 1)
+    return None
+
+
+def _space_before(line: str, at: int, floor: int) -> int:
+    """Where the whitespace just before position at starts, not before floor."""
+    while at > floor and line[at - 1].isspace():
+        at -= 1
+    return at
 
 
 def pinned_lengths(tree: GuardTree) -> dict[str, int]:

@@ -1,0 +1,77 @@
+"""A guard line's site (the user line that made the guard) read without GUARD_LINE's lazy groups: the same guard,
+code, path, line, function, hint and note as GUARD_LINE finds, on every line of real guard trees; counted, not timed."""
+
+from __future__ import annotations
+
+import pytest
+
+from compilescope.analyses import installed_guards
+from compilescope.analyses.installed_guards import GUARD_LINE, GUARDS_ARTIFACT, GuardTrees, _guard_line
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import cuda211, torch213
+
+LOGS = [torch213("hf_llama.log.gz"), torch213("serve_varying.log.gz"), torch213("module_mode_loops.log.gz"),
+        cuda211("hf_gpt2_generate.log.gz"), cuda211("compiled_optimizer.log.gz")]
+
+# Lines GUARD_LINE's backtracking decides: a `# ` in the guard or the code, whitespace runs, no user line past the
+# code, a second `+- `, a hint holding parentheses, torch's note, a newline (`.` stops there).
+EDGES = [
+    "| +- LAMBDA_GUARD: x >= 2  # (_prims_common/__init__.py:317 in is_contiguous)",
+    "+- EQUALS_MATCH: L['a'] == '# x'  # y = 1  # comment  # m.py:3 in f",
+    "+- ID_MATCH: a  #  # b # c.py:1 in g (HINT: type (int))",
+    "+- TYPE_MATCH: \t# x\t\t# p.py:9 in h (user code shown is first use of this value)",
+    "+- X: # a # b.py:2 in k",
+    "+- +- LENGTH_CHECK: len(L['x']) == 2  # n = len(x)  # f.py:7 in run  ",
+    "+- bad: x  # y  # f.py:1 in g",
+    "+- A:  # # f.py:1 in g",
+    "+- A: b\n  # c  # f.py:1 in g",
+]
+
+
+def _said(line: str):
+    m = GUARD_LINE.search(line)
+    return None if m is None else (m["guard"], m["code"], m["file"], m["line"], m["func"], m["hint"], m["note"])
+
+
+def _read(line: str):
+    found = _guard_line(line)
+    if found is None:
+        return None
+    guard, code, m = found
+    return guard, code, m["file"], m["line"], m["func"], m["hint"], m["note"]
+
+
+def _tree_lines(log) -> set[str]:
+    with read_trace(str(log)) as trace:
+        return {line for entry in trace.compiles.values() for a in entry.artifacts
+                if a.name == GUARDS_ARTIFACT and a.payload is not None
+                for line in trace.payload_text(a.payload).splitlines()}
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_a_guard_lines_site_is_what_guard_line_finds(log):
+    lines = _tree_lines(log)
+    sites = [line for line in lines if _said(line) is not None]
+    assert len(sites) >= 100  # (trees whose guards name their lines)
+    assert [_read(line) for line in lines] == [_said(line) for line in lines]
+
+
+def test_edge_lines_read_as_guard_line_reads_them():
+    assert [_read(line) for line in EDGES] == [_said(line) for line in EDGES]
+    assert sum(_said(line) is not None for line in EDGES) >= 5
+
+
+def test_the_guard_trees_are_read_without_guard_lines_lazy_groups(monkeypatch):
+    """GUARD_LINE tried the rest of its pattern at each character of a guard line: most of reading a tree."""
+    asked = []
+    GUARD_LINE.search("")  # (compiled: its search is the pattern's own, replaced below)
+    search = GUARD_LINE.search
+    monkeypatch.setattr(GUARD_LINE, "search", lambda *args: asked.append(args) or search(*args))
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        trees = GuardTrees(trace)
+        sites = [line.site for entry in trace.compiles.values() for a in entry.artifacts
+                 if a.name == GUARDS_ARTIFACT and a.payload is not None
+                 for line in trees.of(a.payload).lines if line.site is not None]
+    assert len(sites) >= 100 and not asked
+    assert installed_guards.guard_site_of(EDGES[1]) is not None and len(asked) == 0
