@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from compilescope.analyses import dynamic_shapes, user_locations
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.dynamic_shapes import DynamicShapes
 from compilescope.analyses.graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
@@ -13,7 +14,7 @@ from compilescope.analyses.sources.analysis import note_sources
 from compilescope.analyses.stack_values import StackValues
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import record_calls, report, torch213
+from ..conftest import cuda211, record_calls, report, torch213
 
 
 class _CountedName(str):
@@ -97,3 +98,15 @@ def test_the_dynamic_shapes_and_stack_values_are_worked_out_once_a_report(monkey
     assert results.insights is not None and results.insights.dynamic_shapes.symbols  # (symbols to place)
     assert any(n.symbols for f in results.sources.files for n in f.notes.values())
     assert sorted(made) == ["DynamicShapes", "StackValues"]
+
+
+def test_a_symbol_outside_any_user_stack_asks_for_the_export_call_once(monkeypatch):
+    """A symbol, specialization or shape guard with an empty user stack is placed by the export call of its Python
+    stack, where it runs through one: compiled_optimizer's (no export) each asked for it twice."""
+    # (exported_user_frame asks user_locations' own export_call)
+    asked = [record_calls(monkeypatch, module, "export_call", lambda stack: stack)
+             for module in (dynamic_shapes, user_locations)]
+    with read_trace(str(cuda211("compiled_optimizer.log.gz"))) as trace:
+        dynamic_shapes.dynamic_shapes(trace)
+    stacks = [id(stack) for calls in asked for stack in calls if stack]  # (each stack kept: ids stay distinct)
+    assert len(stacks) >= 5 and len(set(stacks)) == len(stacks)

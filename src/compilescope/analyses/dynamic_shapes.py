@@ -89,7 +89,9 @@ def _location(entry: dict) -> tuple[UserLocation | None, UserLocation | None]:
     if own is None and not stack and "user_stack" in entry:
         # Non-strict export runs the forward in Python under its tracer: the user's line is in the Python stack only.
         # A symbol made before forward runs (an input's Dim, as export fakes the inputs) is the export call's line.
-        own = exported_user_frame(entry.get("stack")) or export_call(entry.get("stack"))
+        # (the export call first: most stacks run through none, and exported_user_frame asks it again where one does)
+        call = export_call(entry.get("stack"))
+        own = (exported_user_frame(entry.get("stack")) or call) if call is not None else None
     if own is not None or not stack or "user_stack" not in entry:
         return own, None
     torch_line = UserLocation.from_frame(stack[-1])
