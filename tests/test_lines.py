@@ -114,10 +114,11 @@ def test_chromium_events_prefixes_are_not_parsed_to_renumber_their_compiles(monk
     assert not [p for p in parsed if p in {line[:len(p)] for line in chromium}]
 
 
-def test_a_block_is_not_copied_to_join_the_line_the_block_before_cut():
+def test_a_block_is_not_copied_to_join_the_line_the_block_before_cut(monkeypatch):
     """Each block of the log is read where it lies: only the line the block before cut is joined to that block's
     start (a line's bytes), where joining the whole block to it copied every byte of the log once more. The records
-    read are the same whatever the block size."""
+    read are those of the whole log read as one block, whatever the block size and line ends (a wrong join shifts
+    every later line number, or splits a line in two)."""
     log = gzip.decompress(torch213("compiled_optimizer.log.gz").read_bytes())
     joined: list[int] = []
 
@@ -134,6 +135,14 @@ def test_a_block_is_not_copied_to_join_the_line_the_block_before_cut():
         return [(r.lineno, r.body, r.payload_bytes(), r.payload_lines, r.problem) for r in read_raw_records(stream)]
 
     assert len(log) > 4 * lines.CHUNK  # (blocks enough to see)
-    assert read(Blocks(log)) == read(io.BytesIO(log))
+    in_blocks = read(Blocks(log))
     longest_line = max(len(line) for line in log.split(b"\n"))
     assert max(joined, default=0) <= longest_line + 1
+    crlf = log.replace(b"\n", b"\r\n")
+    monkeypatch.setattr(lines, "CHUNK", len(crlf) + 1)
+    whole, whole_crlf = read(io.BytesIO(log)), read(io.BytesIO(crlf))
+    assert in_blocks == whole and len(whole) > 400
+    for chunk in (37, 4099):  # (blocks cutting envelopes, payload lines and CRLF pairs)
+        monkeypatch.setattr(lines, "CHUNK", chunk)
+        assert read(io.BytesIO(log)) == whole, chunk
+        assert read(io.BytesIO(crlf)) == whole_crlf, chunk
