@@ -126,6 +126,16 @@ def test_the_slowest_compiles_name_what_a_capture_compiled():
     assert all(c.function_text for c in times.compiles)
 
 
+def test_the_slowest_compiles_table_names_what_a_capture_compiled(tmp_path):
+    # (the page's table showed a name only where the compile had one: the capture's cell stayed empty)
+    assert run_cli(torch213("compiled_autograd.log.gz"), "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    table = page[page.index('<table class="slowest">'):]
+    table = table[:table.index("</table>")]
+    row = re.search(r"\[!0/-/-\]</a></td><td class=\"mono\">([^<]*)</td>", table)
+    assert row is not None and row[1] == "compiled autograd capturing the backward graph [!0]", table[:2000]
+
+
 def test_a_captures_page_has_its_time_and_says_what_it_is(tmp_path):
     assert run_cli(torch213("compiled_autograd_verbose.log.gz"), "-o", tmp_path / "r", "--no-browser") == 0
     capture = (tmp_path / "r" / "1_-_-_0" / "index.html").read_text()
