@@ -321,3 +321,27 @@ def test_a_tensor_and_a_kv_cache_whose_sources_hold_commas_are_placed_and_named(
     assert placed == {("d[(1, 2)]", 14, "first_use"), ("c['a, b'].keys", 14, "first_use")}
     [cache] = [g for g in failed if g.cache_class is not None]
     assert (cache.cache_class, cache.cache_source) == ("DynamicCache", "c['a, b']")
+
+
+def test_a_size_of_a_value_the_library_made_is_not_placed_at_the_users_call_nor_marked_dynamic_by_its_name():
+    # gpt2_train.py:13 is `out = cmodel(input_ids=ids, labels=ids)`. GPT2LMHeadModel's compiled forward calls
+    # transformers' ForCausalLMLoss(logits, labels, ...) (frame 3) and its output dataclass's generated __init__
+    # (<string>:2, frame 4), each compiled apart inside that call: their `logits` is the model's, not the call's.
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    assert _line(log.parent / "script.py", 13) == "out = cmodel(input_ids=ids, labels=ids)"
+    with read_trace(str(log)) as trace:
+        found = insights(trace)
+    init = next(f for f in found.recompiles.frames if f.name == "__init__")
+    assert init.steps[0].guard.tensor == "logits" and init.steps[0].dynamic_symbol == "s3"
+    assert not any("mark_dynamic(logits" in advice for advice in init.advice)
+    assert any("there is no tensor of yours named logits to mark dynamic" in advice and "dynamic=True" in advice
+               for advice in init.advice)
+    # Dynamic shapes: [3/1]'s logits size is placed where the loss first used it, not at the user's call; labels,
+    # which the call passes by that name, still is.
+    placed = {(s.compile_id, s.source): (s.passed_in, s.location.short if s.location else None)
+              for s in found.dynamic_shapes.symbols if s.compile_id == "[3/1]"}
+    assert placed[("[3/1]", "L['logits'].size()[1]")] == (False, "loss_utils.py:59")
+    assert placed[("[3/1]", "L['labels'].size()[1]")] == (True, "gpt2_train.py:13")
+    # The frames the call entered keep the call's placement: forward's input_ids, which the call passes.
+    forward = next(f for f in found.recompiles.frames if f.name == "forward")
+    assert forward.steps[0].guard.location_kind == "call"

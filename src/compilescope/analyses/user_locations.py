@@ -292,15 +292,43 @@ _LOCAL = lazy_compile(r"^L\['([^'\n]{1,500})'\]")
 _SIZE_OF = lazy_compile(r"\.size\(\)\[\d{1,6}\]$")
 
 
-def placed_at_call(frame_file: str | None, value: str, used_file: str | None) -> bool:
+# A name as a word of a call's arguments (`labels` in `model(input_ids=ids, labels=ids)`).
+_ARGUMENTS_TEXT = lazy_compile(r"\((?P<arguments>.*)$", re.DOTALL)
+
+
+def passed_by_call(call_code: str | None, value: str) -> bool:
+    """Whether the user's call (its line's text) may have passed the frame's argument named value: `args[1]` and
+    `kwargs['k']` are a wrapper's own arguments, as the call passed them; a named one (`logits`) only where the call's
+    arguments name it. A library frame compiled inside the call (transformers' loss, called by the model's forward)
+    takes values the library made: `logits`, where the user's line is `model(input_ids=ids, labels=ids)`."""
+    name = _SIZE_OF.sub("", _LOCAL.sub(r"\1", value))
+    if call_code is None or not name.isidentifier():
+        return True
+    arguments = _ARGUMENTS_TEXT.search(call_code)
+    return arguments is not None and re.search(rf"\b{re.escape(name)}\b", arguments["arguments"]) is not None
+
+
+def placed_at_call(frame_file: str | None, value: str, used_file: str | None, call_code: str | None = None) -> bool:
     """Whether the user's line that called a compiled frame places a value better than the line that first used it:
     the frame is a library's (transformers' decorator `wrapped_func` around the model's forward), the value one of its
     arguments as it is (`args[1]`, `kwargs['input_ids']`, or a size of one: `args[1].size()[1]`), and its first use is
     the library's code too, or nowhere the log says. A value reached through an argument (the KV cache's keys) is
-    not the caller's: its first use stays. One rule for recompiles' failed checks and dynamic shapes' symbols."""
+    not the caller's: its first use stays, as does a named argument the call's text does not pass (call_code:
+    passed_by_call). One rule for recompiles' failed checks and dynamic shapes' symbols."""
     return (frame_file is not None and not is_torch_file(frame_file) and code_origin(frame_file) == "library code"
             and _ARGUMENT.match(_SIZE_OF.sub("", _LOCAL.sub(r"\1", value))) is not None
-            and (used_file is None or code_origin(used_file) is not None))
+            and (used_file is None or code_origin(used_file) is not None) and passed_by_call(call_code, value))
+
+
+def called_inside_compiled_code(stack: list | None) -> bool:
+    """Whether a compiled frame was called by code that was itself running compiled: its stack passes through torch's
+    wrapper of a compiled call (eval_frame.py) and, after the last one, through other frames before the compiled one
+    (module.py's call of a submodule, made by the compiled model's code). gpt2_train's transformers loss and output
+    dataclass __init__, called by GPT2LMHeadModel's compiled forward, against the model's wrapper, the call's own."""
+    names = [str(frame.get("filename", "")) if isinstance(frame, dict) else frame.filename for frame in stack or []]
+    wrappers = [i for i, name in enumerate(names) if name.replace("\\", "/").endswith("_dynamo/eval_frame.py")
+                and is_torch_file(name)]
+    return bool(wrappers) and wrappers[-1] < len(names) - 2
 
 
 def called_at_text(callers: list[UserLocation]) -> str:

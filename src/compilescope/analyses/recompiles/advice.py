@@ -14,7 +14,7 @@ from ..dynamic_shapes import dynamo_config
 from ..graph_breaks.resume_names import function_label
 from ..installed_guards import GuardTree, tree_marked_dims
 from ..stack_values import StackValue
-from ..user_locations import UserLocation, user_source_name
+from ..user_locations import UserLocation, code_origin, user_source_name
 from . import FailedGuard, NUMPY_DTYPES, RecompileStep, TORCH_DTYPE_WORDS, numpy_array
 from .reasons import FLAG
 
@@ -202,6 +202,20 @@ def stack_size_advice(value: StackValue, dim: str) -> str:
         f" (`{value.code}`)" if value.code else "")
     return STACK_SIZE_ADVICE.format(dim=dim, what=f"`{value.call}`" if value.call else "a tensor your code",
                                     where=where)
+
+
+def library_size_advice(tensor: str, dim: str, code: UserLocation | None, caller: UserLocation | None,
+                        made_dynamic: bool) -> str:
+    """The advice for a size that changed of a value the library made and passed to a frame compiled apart (the
+    output dataclass __init__'s `logits`, made by transformers' forward): no tensor of the user's to mark dynamic."""
+    frame = f"{code.function} ({code.short}, {code_origin(code.filename)})" if code is not None and code.function else (
+        "this function")
+    call = f" at {caller.short}" if caller is not None else ""
+    made = (" torch made that dimension dynamic at this recompile, so later sizes reuse it; to have it dynamic from "
+            "the first compile" if made_dynamic else " To have it dynamic from the first compile")
+    return (f"The size that changed ({tensor} at index {dim}) is of a value the code your call{call} runs made and "
+            f"passed to {frame}, compiled apart inside that call: there is no tensor of yours named {tensor} to mark "
+            f"dynamic.{made}, compile with dynamic=True.")
 
 
 def marking_call(tree: GuardTree, source: str, dim: str) -> str | None:

@@ -14,11 +14,12 @@ from ..compiled_frames import CompiledFrames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
-from ..user_locations import (FRAME_SOURCE, UserLocation, is_clipped_torch_file, is_torch_file, last_user_stack_frame,
+from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled_code, code_origin,
+                              is_clipped_torch_file, is_torch_file, last_user_stack_frame, passed_by_call,
                               placed_at_call, user_source_name)
 from . import CompileTexts, FailedGuard, RecompileStep, SIZE_GUARD
-from .advice import (CACHE_ADVICE, CACHE_ADVICE_GENERATE, GENERATED_SIZE_ADVICE, marked_size_one_advice, marking_call,
-                     stack_size_advice)
+from .advice import (CACHE_ADVICE, CACHE_ADVICE_GENERATE, GENERATED_SIZE_ADVICE, library_size_advice,
+                     marked_size_one_advice, marking_call, stack_size_advice)
 
 
 def known_files(trace: Trace) -> set[str]:
@@ -104,7 +105,7 @@ def _place_tensor_check(guard: FailedGuard, texts: CompileTexts, code: UserLocat
                 used, used_in_torch = UserLocation(node.path, node.line, node.function, node.code), False
         torch_frame = code is None or is_torch_file(code.filename)
         passed_in = caller is not None and placed_at_call(code.filename if code is not None else None, guard.tensor,
-                                                          used.filename if used is not None else None)
+                                                          used.filename if used is not None else None, caller.code)
         if used is not None and not used_in_torch and not passed_in:
             guard.location, guard.location_kind = used, "first_use"
         elif caller is not None and (torch_frame or passed_in):
@@ -143,6 +144,16 @@ def _place_tensor_check_once(guard: FailedGuard, texts: CompileTexts, code: User
         guard.location, guard.location_kind = done.location, done.location_kind
     guard.cache_source, guard.cache_class = done.cache_source, done.cache_class
     return source
+
+
+def _made_by_library(guard: FailedGuard, tensor: str, code: UserLocation | None, entry: Compile,
+                     compiled_frames: CompiledFrames) -> bool:
+    """A size check of a value the library made: an argument, not passed by the user's call, of a frame not the user's
+    that the library's code called while it ran compiled (transformers' output dataclass __init__'s `logits`)."""
+    caller = compiled_frames.called_from(entry.compile_id)
+    return (code is not None and code_origin(code.filename) is not None and guard.location_kind != "call"
+            and caller is not None and not passed_by_call(caller.code, tensor)
+            and called_inside_compiled_code(compiled_frames.stack(entry.compile_id)))
 
 
 def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: CompileTexts, code: UserLocation | None,
@@ -203,6 +214,11 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                 # generate() made the input it passed (the decode step's one token): nothing of the user's to mark
                 if f"{size['tensor']} at index {size['dim']}" not in generated:
                     generated.append(f"{size['tensor']} at index {size['dim']}")
+            elif guard.cache_class is None and _made_by_library(guard, size["tensor"], code, entry, compiled_frames):
+                # (the library's own tensor, logits: no name of the user's to mark dynamic)
+                advice = library_size_advice(size["tensor"], size["dim"], code, caller, bool(step.dynamic_symbol))
+                if advice not in cache_advice:
+                    cache_advice.append(advice)
             elif guard.cache_class is None:
                 # An argument the user's call passed (args[1]): which call, as they know it by its line
                 passed = f", passed in by the call at {guard.location.short}" if (
