@@ -345,3 +345,22 @@ def test_a_size_of_a_value_the_library_made_is_not_placed_at_the_users_call_nor_
     # The frames the call entered keep the call's placement: forward's input_ids, which the call passes.
     forward = next(f for f in found.recompiles.frames if f.name == "forward")
     assert forward.steps[0].guard.location_kind == "call"
+
+
+def test_a_dtype_recompile_of_two_models_sharing_a_forward_is_said_so_not_cast_the_inputs():
+    # autotune_cudagraphs.py compiles a float16 MLP with max-autotune (called at line 18) and a float32 MLP with
+    # reduce-overhead (line 23): MLP.forward's [0/1] failed [0/0]'s `tensor 'x' dtype mismatch`, and each compile's
+    # guard tree checks its own model's parameters, float16 in [0/0], float32 in [0/1].
+    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    program = log.parent / "script.py"
+    assert _line(program, 18).startswith("print(\"autotune\", a(x)") and _line(program, 23) == "y = b(x2)"
+    weights = _raw_guard_lines(log, "TENSOR_MATCH: check_tensor(L['self']._modules['l1']._parameters['weight']")
+    assert ["torch.float16" in w for w in weights] == [True, False] and "torch.float32" in weights[1]
+    forward = _frames(log)["forward"]
+    assert forward.changes == ["dtype"]
+    assert not any("cast them to one dtype" in advice for advice in forward.advice)
+    (advice,) = forward.advice
+    assert "[0/0] and [0/1] compiled MLP.forward for two models, called at autotune_cudagraphs.py:18, 23" in advice
+    assert "float16 in [0/0] and float32 in [0/1]" in advice
+    assert ("[0/0] benchmarked kernels while compiling (max-autotune); [0/1] ran as CUDA graphs (reduce-overhead)"
+            in advice)

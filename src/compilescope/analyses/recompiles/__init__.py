@@ -16,6 +16,7 @@ helpers their methods use; it imports none of its modules, which import it:
   settings.py             what else changed (a module's mode, requires_grad, a hook, grad mode), and whether each
                           recompile was expected or avoidable
   lengths.py              containers whose length changed: a list the compiled code appends to, how its length went
+  models.py               two models of one class running one compiled forward: a dtype recompile that is no cast
   subclasses.py           tensor subclasses: guarded metadata and attributes, a __torch_dispatch__ compiled on its own
   backward_and_resets.py  compiled autograd's backward graphs; functions compiled afresh after torch._dynamo.reset()
   links.py                what other analyses add: the specialization behind a guard (dynamic shapes), when each
