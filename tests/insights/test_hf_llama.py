@@ -221,7 +221,8 @@ def test_the_slowest_compile_of_a_library_frame_is_named_by_the_users_call(capsy
     slowest = max(_metrics("hf_llama.log.gz"), key=lambda m: m["entire_frame_compile_time_s"])
     assert slowest["compile_id"] == "0/1" and _program_lines("hf_llama.log.gz")["[0/1]"] == 32
     assert run_cli("check", "--max-compile-seconds", "1", str(torch213("hf_llama.log.gz"))) == 1
-    assert "the slowest compile, [0/1] wrapped_func (called at hf_llama.py:32), took " in capsys.readouterr().out
+    assert ("the slowest compile, [0/1] LlamaForCausalLM's forward (called at hf_llama.py:32), took "
+            in capsys.readouterr().out)
 
 
 def test_a_dynamic_size_made_at_two_users_calls_is_placed_at_each():
@@ -251,7 +252,7 @@ def test_a_dynamic_size_made_at_two_users_calls_is_placed_at_each():
 
 def test_each_compile_time_row_says_the_users_line_that_called_transformers_frame(capsys, monkeypatch):
     # The one frame Dynamo compiles is transformers' decorator wrapped_func (deprecation.py:121), which the user never
-    # wrote: each row of the compile-time table says the line of programs/hf_llama.py innermost on that compile's
+    # wrote, named by the model whose forward it runs: each row of the compile-time table says the line of programs/hf_llama.py innermost on that compile's
     # dynamo_start stack (32: compiled(ids), 39: model.generate(...)), as the recompiles section's heading does.
     from ..conftest import run_cli
 
@@ -260,13 +261,13 @@ def test_each_compile_time_row_says_the_users_line_that_called_transformers_fram
     assert run_cli("summary", "--json", str(torch213("hf_llama.log.gz"))) == 0
     rows = json.loads(capsys.readouterr().out)["compile_time"]["compiles"]
     assert {r["compile_id"]: (r["name"], r["called_from"]["filename"].rsplit("/", 1)[-1], r["called_from"]["line"])
-            for r in rows} == {cid: ("wrapped_func", "hf_llama.py", line) for cid, line in calls.items()}
+            for r in rows} == {cid: ("LlamaForCausalLM's forward", "hf_llama.py", line) for cid, line in calls.items()}
     monkeypatch.setenv("COLUMNS", "160")  # (each row on one line)
     assert run_cli("summary", str(torch213("hf_llama.log.gz"))) == 0
     out = capsys.readouterr().out
     table = " ".join(out[out.index("slowest   function"):].split())
     for cid, line in calls.items():
-        assert f"{cid} wrapped_func (called at hf_llama.py:{line}) " in table
+        assert f"{cid} LlamaForCausalLM's forward (called at hf_llama.py:{line}) " in table
 
 
 def test_json_gives_every_line_a_size_was_made_at_not_the_first_only(capsys):
@@ -285,3 +286,21 @@ def test_json_gives_every_line_a_size_was_made_at_not_the_first_only(capsys):
             for p in size["locations"]] == [("hf_llama.py", 32, True, ["[0/0]", "[0/0_1]"]),
                                             ("hf_llama.py", 37, True, ["[0/1]"])]
     assert size["compile_ids"] == ["[0/0]", "[0/0_1]", "[0/1]"]
+
+
+def test_the_frame_of_transformers_decorator_is_named_by_the_model_whose_forward_it_runs():
+    # hf_llama's one compiled frame is transformers' decorator wrapped_func (deprecation.py), not the user's code: its
+    # guard trees guard the function it wraps (L['func']) and the module it passes first, args[0], a
+    # LlamaForCausalLM whose _modules they guard. The report names the frame as the user knows it, as torch's
+    # wrap_inline around a Sequential is named "Sequential's forward".
+    with gzip.open(torch213("hf_llama.log.gz"), "rt", encoding="utf-8") as f:
+        text = f.read()
+    assert "GuardManager: source=L['func'], " in text and "GuardManager: source=L['args'][0]._modules, " in text
+    assert ("GuardManager: source=L['args'][0], accessed_by=TupleGetItemGuardAccessor(0), "
+            "type=<class 'transformers.models.llama.modeling_llama.LlamaForCausalLM'>") in text
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        found = insights(trace)
+    [frame] = found.recompiles.frames
+    assert (frame.name, frame.module, frame.function_label) == ("wrapped_func", "LlamaForCausalLM",
+                                                                "LlamaForCausalLM's forward")
+    assert {c.name for c in found.compile_time.compiles} == {"LlamaForCausalLM's forward"}

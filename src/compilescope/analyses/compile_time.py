@@ -21,7 +21,7 @@ from ..model.records import dataclass
 from ..wording import Listed, cut, format_seconds
 from .aoti import COMPILE_EVENT as AOTI_COMPILE_EVENT, Aoti
 from .compiled_frames import CompiledFrames, module_label, wrapped_function, wrapped_module
-from .user_locations import UserLocation, export_call, is_framework_file, section, traceback_frames
+from .user_locations import UserLocation, code_origin, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks.resume_names import function_label
 from .fx_sites import first_fx_source_comment
 
@@ -612,7 +612,10 @@ def compile_times(trace: Trace) -> CompileTimes:
         frame_of[key] = (entry.compile_id.compiled_autograd_id, entry.compile_id.frame_id)
         wrapped = wrapped_function(trace, entry)  # (torch's wrapper of a user's function: named by the user's)
         name = wrapped.function if wrapped is not None else metrics.get("co_name")
-        if name == "inner":  # (torch's wrapper of a module the user compiled: named by the module, once per frame)
+        # (torch's wrapper of a module the user compiled, or a library's decorator around its forward: named by the
+        # module, once per frame)
+        if name == "inner" or (wrapped is None and isinstance(metrics.get("co_filename"), str)
+                               and code_origin(metrics["co_filename"]) == "library code"):
             if frame_of[key] not in modules:
                 if frame_compiles is None:  # (once: a scan per `inner` frame was quadratic in its resets)
                     frame_compiles = {}

@@ -90,6 +90,29 @@ def _is_wrap_inline(filename: object, name: object) -> bool:
             and filename.replace("\\", "/").endswith("_dynamo/external_utils.py"))
 
 
+# A library's decorator around a module's forward (transformers' deprecation.py `wrapped_func(*args, **kwargs)`,
+# generic.py's `wrapper(self, *args, **kwargs)`): the function it wraps, a local `func` its guard tree guards, and the
+# module it passes as self, first of its arguments, a module as the tree guards its `_modules`.
+_DECORATED = lazy_compile(r"GuardManager: source=L\['func'\], ")
+_DECORATED_MODULE = lazy_compile(r"GuardManager: source=(?P<source>L\['args'\]\[0\]|L\['self'\]), [^\n]{0,300}?"
+                                 r"type=<class '[\w.]{0,300}?\.?(?P<cls>\w{1,200})'>")
+
+
+def _decorated_module(trace: Trace, entries: list[Compile], filename: object) -> str | None:
+    """The class of the module whose forward a library's decorator frame runs (hf_llama's LlamaForCausalLM, compiled
+    as transformers' wrapped_func): that frame is named by it, as torch's wrap_inline is. None for another frame."""
+    if not isinstance(filename, str) or code_origin(filename) != "library code":
+        return None
+    for entry in entries:
+        tree = next((a for a in entry.artifacts if a.name == "dynamo_cpp_guards_str" and a.payload is not None), None)
+        if tree is None:
+            continue
+        text = trace.payload_text(tree.payload)
+        module = _DECORATED_MODULE.search(text) if _DECORATED.search(text) else None
+        return module["cls"] if module is not None and f"source={module['source']}._modules, " in text else None
+    return None
+
+
 def wrapped_module(trace: Trace, entries: list[Compile]) -> str | None:
     """The class of the module a frame runs where that frame is torch's wrapper of it ("Sequential",
     "DistributedDataParallel", a user's "Projection" subclassing nn.Linear): torch.compile of a module whose forward
@@ -104,7 +127,7 @@ def wrapped_module(trace: Trace, entries: list[Compile]) -> str | None:
     filename = metrics.get("co_filename") or (named.stack[-1].filename if named.stack else None)
     name = metrics.get("co_name") or (named.stack[-1].name if named.stack else None)
     if not _is_wrap_inline(filename, name):
-        return None
+        return _decorated_module(trace, entries, filename)
     for entry in entries:
         tree = next((a for a in entry.artifacts if a.name == "dynamo_cpp_guards_str" and a.payload is not None), None)
         if tree is not None and (m := _WRAPPED_MODULE.search(trace.payload_text(tree.payload))) is not None:
