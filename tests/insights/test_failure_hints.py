@@ -61,3 +61,21 @@ def test_a_failure_without_torchs_account_has_none(capsys):
     [error] = json.loads(capsys.readouterr().out)["errors"]["errors"]
     assert (error["exception"], error["explanation"], error["hints"], error["docs_url"]) == (
         "BackendCompilerFailed", None, [], None)
+
+
+def test_a_failed_lowering_of_a_custom_op_is_not_reported_to_pytorch():
+    # compile_error_lowering.py registers an Inductor lowering for its own custom op compilescope_test::boom that
+    # raises; torch's LoweringException names the node's target, compilescope_test.boom.default. The lowering is the
+    # program's own code: the next step is to fix or drop it, not to report it to PyTorch.
+    from compilescope.analyses.compile_errors import compile_errors
+    from compilescope.ingest.reader import read_trace
+
+    from ..conftest import torch213
+
+    log = torch213("compile_error_lowering.log")
+    assert "target: compilescope_test.boom.default" in log.read_text(encoding="utf-8")
+    with read_trace(str(log)) as trace:
+        (error,) = compile_errors(trace).errors
+    assert error.stage == "inductor_lowering" and not any("Report it to PyTorch" in step for step in error.next_steps)
+    assert any(step.startswith("The op whose lowering failed, compilescope_test.boom.default, is a custom op")
+               for step in error.next_steps)

@@ -67,6 +67,25 @@ YOUR_SCRIPT = "python your_script.py"
 # `compilescope diagnose` runs those stages itself: its verdict says what they showed instead.
 NARROWING_STEPS = frozenset({CONFIRM_DYNAMO, RETRY_AOT_EAGER, LOWERING_WORKAROUND, INDUCTOR_WORKAROUND, CONFIRM_USER_BACKEND})
 
+REPORT_LOWERING = "Report it to PyTorch with the minified repro."
+# A lowering that failed for an op of no namespace of torch's (a custom op: compile_error_lowering's
+# compilescope_test.boom.default): its lowering is the op's owner's, registered with register_lowering, not PyTorch's.
+CUSTOM_LOWERING_STEP = ("The op whose lowering failed, {op}, is a custom op, not torch's: its Inductor lowering is its "
+                        "owner's code (torch._inductor.lowering.register_lowering); fix it there, or register none, and "
+                        "Inductor calls the op's own kernel instead. Not a bug to report to PyTorch.")
+# LoweringException's text names the node's target: `target: compilescope_test.boom.default`.
+_LOWERING_TARGET = re.compile(r"\btarget: (?P<op>(?P<namespace>\w{1,200})\.\w{1,200}\.\w{1,200})")
+_TORCH_NAMESPACES = frozenset({"aten", "prims", "quantized", "_quantized", "rngprims", "higher_order", "inductor",
+                               "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "_dtensor",
+                               "fsdp", "profiler", "debugprims", "torchvision"})
+
+
+def custom_op_lowered(reason: str) -> str | None:
+    """The op a lowering failed for (from LoweringException's `target:`), where it is no op of torch's namespaces."""
+    m = _LOWERING_TARGET.search(reason)
+    return m["op"] if m is not None and m["namespace"] not in _TORCH_NAMESPACES else None
+
+
 NEXT_STEPS = {
     DYNAMO: [
         "Dynamo could not trace this code: the message says which construct; rewrite it or move it out of the "
@@ -85,7 +104,7 @@ NEXT_STEPS = {
     LOWERING: [
         LOWERING_WORKAROUND,
         f"Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" {YOUR_SCRIPT}, then run the minifier_launcher.py it writes.",
-        "Report it to PyTorch with the minified repro.",
+        REPORT_LOWERING,
     ],
     INDUCTOR: [
         INDUCTOR_WORKAROUND,
@@ -589,6 +608,8 @@ def compile_errors(trace: Trace, guard_trees: GuardTrees | None = None) -> Compi
         steps = list(NEXT_STEPS[stage])
         if syntax is not None:
             steps = [SYNTAX_STEP, NEXT_STEPS[KERNEL_COMPILE][-1]]
+        if stage == LOWERING and (custom := custom_op_lowered(reason)) is not None:
+            steps = [CUSTOM_LOWERING_STEP.format(op=custom) if step == REPORT_LOWERING else step for step in steps]
         if stage in (INDUCTOR, KERNEL_COMPILE, LOWERING) and (hooks := testing_hooks(metrics)):
             steps.insert(0, testing_hooks_step(hooks))
         export_call = find_export_call(entry.metrics_stack)
