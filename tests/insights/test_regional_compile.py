@@ -200,6 +200,18 @@ def test_a_modules_attribute_is_named_as_the_program_writes_it():
     assert weight in described and user_source_name(weight) == "self.blocks[0].norm1.weight"
 
 
+
+def test_a_specialized_float_is_shown_as_python_prints_it():
+    # regional_dynamic: the LayerNorms' eps (1e-5, torch's default) specialized; torch's symbolic_shape_specialization
+    # records give the value as sympy prints a float, `1.00000000000000e-5`. The report says 1e-05, as the program's
+    # Python prints it.
+    log = "regional_dynamic.log.gz"
+    first = "L['self']._modules['blocks']._modules['0']._modules['norm1'].eps"
+    raw = [e["symbolic_shape_specialization"]["value"] for e, _ in _raw(log) if "symbolic_shape_specialization" in e
+           and first in e["symbolic_shape_specialization"]["sources"]]
+    assert raw and set(raw) == {"1.00000000000000e-5"}
+    ds = _insights(log).dynamic_shapes
+    assert {s.value for s in ds.specializations if first in s.sources} == {"1e-05"}
 HF_PROGRAM = PROGRAM.parent / "hf_llama.py"
 
 

@@ -63,6 +63,16 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+# A float as sympy prints it, to 15 significant digits (`1.00000000000000e-5`, a LayerNorm's eps specialized).
+_SYMPY_FLOAT = lazy_compile(r"^-?\d\.\d{14}(?:e[-+]?\d{1,4})?$")
+
+
+def _value_text(value: Any) -> str | None:
+    """A specialized value as the user's Python prints it: sympy's `1.00000000000000e-5` is 1e-05."""
+    text = _text(value)
+    return repr(float(text)) if text is not None and _SYMPY_FLOAT.match(text) else text
+
+
 def _source_text(stack_values: StackValues, entry: Compile, source: str | None) -> str | None:
     """A source in the user's words: a name Dynamo made described (stack_values), else the user's name for it
     (user_source_name); None where there is no source, or torch's text is the user's already."""
@@ -484,7 +494,7 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
             where, torch_line = _location(spec)
             described = {s: text for s in sources if (text := _source_text(stack_values, entry, s)) is not None}
             found = Specialization(
-                key, str(spec.get("symbol", "?")), _text(spec.get("value")), sources, _text(spec.get("reason")), where,
+                key, str(spec.get("symbol", "?")), _value_text(spec.get("value")), sources, _text(spec.get("reason")), where,
                 torch_location=torch_line, source_texts=described, made_by=made_by(spec, entry.compile_id))
             if where is None and not spec.get("user_stack"):
                 _read_place(found, spec, symbols, frames, entry.compile_id)
