@@ -13,7 +13,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.export import DRAFT_EXPORT_KINDS
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import REPO, torch213
 
 TITLE = "the trace likely stops at this draft_export: nothing the program did after it was logged"
 
@@ -45,3 +45,16 @@ def test_the_main_log_of_a_draft_export_run_is_not_taken_for_draft_exports():
     for name in ("export_constraints_dtrace.log.gz", "export.log", "graph_breaks.log"):
         assert not raw_kinds(torch213(name)) <= DRAFT_EXPORT_KINDS
         assert TITLE not in titles(torch213(name))
+
+
+def test_a_log_with_no_torch_version_is_not_said_to_be_torch_213s():
+    # torch 2.14's export_draft log (tests/data/torch214): draft_export's own log as 2.13's, no torch_version in it.
+    # What 2.13's CaptureStructuredTrace does is said as 2.13's; which torch wrote the log, the report does not claim.
+    log = REPO / "tests" / "data" / "torch214" / "logs" / "export_draft.log.gz"
+    kinds = raw_kinds(log)
+    assert kinds <= DRAFT_EXPORT_KINDS and "torch_version" not in gzip.open(log, "rt").read()
+    with read_trace(str(log)) as trace:
+        (stops,) = [f for f in analyze(trace).insights.findings if f.title == TITLE]
+    assert "torch 2.13 does not put it back" not in stops.detail
+    assert "torch 2.13's does not put it back" in stops.detail and "which torch wrote this log, the log does not say" \
+        in stops.detail

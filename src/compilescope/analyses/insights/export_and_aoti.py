@@ -128,15 +128,17 @@ def export_issues(export: ExportReport) -> list[Finding]:
 
 def draft_export_stopped(export: ExportReport) -> list[Finding]:
     """A log draft_export's own trace handler wrote: torch 2.13's draft_export removes the process's trace handler
-    and never puts it back, so what the program did after it (another compile, another export) is in no log."""
+    and never puts it back, so what the program did after it (another compile, another export) is in no log. Such a
+    log names no torch version (torch 2.14's export_draft too): what 2.13 does is said as 2.13's, not this log's."""
     if not export.draft_log:
         return []
     return [Finding(WARNING, "export", "the trace likely stops at this draft_export: nothing the program did after it "
                     "was logged",
                     "this log holds only what draft_export's own trace handler keeps (no torch_version, no "
-                    "compile events); while it runs, draft_export removes the process's trace handler, and torch 2.13 "
-                    "does not put it back (CaptureStructuredTrace.__exit__), so a later torch.compile or export of "
-                    "the same process is in no log: call draft_export last, or in a process of its own")]
+                    "compile events); while it runs, draft_export removes the process's trace handler. torch 2.13's "
+                    "does not put it back (CaptureStructuredTrace.__exit__); which torch wrote this log, the log does "
+                    "not say. Where the handler was not put back, a later torch.compile or export of the same process "
+                    "is in no log: call draft_export last, or in a process of its own")]
 
 
 def export_dims(export: ExportReport) -> list[Finding]:
