@@ -172,7 +172,7 @@ def test_anomaly_modes_report_of_the_backward_error_is_said_with_the_failure_not
 def test_a_fused_kernel_named_after_the_custom_op_it_feeds_is_said_to_compute_only_its_own_ops():
     from compilescope.analyses.provenance.analysis import analyze_provenance
     from compilescope.analyses.provenance.kernel_notes import kernel_work
-    from compilescope.analyses.provenance.line_mappings import text_lines
+    from compilescope.analyses.provenance.line_mappings import GraphLines, text_lines
 
     records = [(e, p) for e, p in raw_records(torch213(FIXED)) if e.get("frame_id") == 2]
     (mappings,) = [json.loads(p) for e, p in records
@@ -189,7 +189,7 @@ def test_a_fused_kernel_named_after_the_custom_op_it_feeds_is_said_to_compute_on
     assert re.search(r"cpp_fused_bucketize_tanh_0\(arg0_1, buf0\)\n.*\n.*\n\s*buf1 = torch\.ops\.mylib\.bucketize\.default\(buf0\)",
                      code)
 
-    work = {w.call: w for w in kernel_work(mappings, text_lines(post))}
+    work = {w.call: w for w in kernel_work(mappings, GraphLines(text_lines(post)))}
     assert work["cpp_fused_bucketize_tanh_0:1"].ops == ["aten.tanh"]
     assert work["cpp_fused_bucketize_tanh_0:1"].elsewhere == {"mylib.bucketize": ["torch.ops.mylib.bucketize.default:2"]}
     assert work["cpp_fused_mul_1:3"].ops == ["aten.mul"] and work["cpp_fused_mul_1:3"].note is None

@@ -7,7 +7,7 @@ import json
 from compilescope.analyses.line_map import PackedLineMap, packed
 from compilescope.analyses.provenance.analysis import analyze_provenance
 from compilescope.analyses.provenance.inferred_nodes import infer_kernel_nodes
-from compilescope.analyses.provenance.line_mappings import code_lines, kernel_lines, node_lines, text_lines
+from compilescope.analyses.provenance.line_mappings import GraphLines, code_lines, kernel_lines, node_lines, text_lines
 from compilescope.analyses.provenance.stack_traces import kernel_traces, parse_stack_trace
 from compilescope.ingest.reader import read_trace
 from compilescope.render.html.provenance import json_island
@@ -71,7 +71,7 @@ def test_kernels_sharing_a_stack_share_its_text_and_frames():
 
 
 def test_inferred_nodes_prefer_the_op_the_kernel_is_named_after():
-    post = text_lines(POST_GRAD)
+    post = GraphLines(text_lines(POST_GRAD))
     (k,) = kernel_traces(json.dumps({"cpp_fused_relu_0:1": ['  File "/home/me/prog.py", line 7, in forward\n    y = x.relu()\n']}))
     assert infer_kernel_nodes([k], post) == {"cpp_fused_relu_0:1": [4]}
     (elsewhere,) = kernel_traces(json.dumps({"cpp_fused_relu_0:1": ['  File "/home/me/other.py", line 7, in f\n']}))

@@ -16,7 +16,7 @@ from . import CompileProvenance, GraphRef, KeptLineMap, KernelTrace, Panel, Prov
 from .inferred_nodes import infer_kernel_nodes
 from .kernel_notes import kernel_work, placed_apart_from_user_kernels, user_kernel_notes
 from .line_mappings import (
-    LineMap, dict_or_empty, kernel_lines, line_maps, line_mappings, node_lines, text_lines, without_leading_empty,
+    GraphLines, LineMap, dict_or_empty, kernel_lines, line_maps, line_mappings, node_lines, text_lines, without_leading_empty,
 )
 from .stack_traces import KERNEL_STACK_TRACES, kernel_traces, on_run_lines
 
@@ -124,6 +124,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
     for i, (mapping_a, post_a, code_a, traces_a) in enumerate(groups):
         node_mappings = json_object(text(mapping_a))
         post_lines = text_lines(text(post_a))
+        post_graph = GraphLines(post_lines)  # cut once for its three readers
         code_text = text(code_a)
         lines, skip = lines_of(code_a)
         language = "cpp" if code_a is not None and code_a in cpp_codes else "python"
@@ -161,12 +162,12 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
             pre=_panel(pre, "pre-grad graph"),
             post=_panel(post_a, "post-grad graph"),
             code=_panel(code_a, "generated code", skip),
-            mappings=line_maps(node_mappings, pre_nodes, node_lines(post_lines), py_where, cpp_where),
+            mappings=line_maps(node_mappings, pre_nodes, post_graph.node_lines(), py_where, cpp_where),
             kernels=kernels,
             kernel_traces_artifact=traces_a.number if traces_a is not None else None,
             graph=graph_kind(title),
             other_graphs=other_graphs,
-            noted_work=kernel_work(node_mappings, post_lines, noted_only=True),
+            noted_work=kernel_work(node_mappings, post_graph, noted_only=True),
             user_kernel_notes=user_kernel_notes(code_text, node_mappings, post_lines, kernels, files),
         )
         section.kernels, section.apart_notes = placed_apart_from_user_kernels(code_text, node_mappings, post_lines, kernels)
@@ -174,7 +175,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
         # it links nowhere here and infers no nodes. (The maps above keep tlparse's rule.)
         skipped = set(other_graphs)
         _add_kernel_links(section, set(mapped), {k: v for k, v in where.items() if k not in skipped} if skipped else where,
-                          post_lines, run)
+                          post_graph, run)
         sections.append(section)
     for section, (label, number) in zip(sections, graph_labels(entry.compile_id, [s.title for s in sections])):
         section.label, section.number = label, number
@@ -202,7 +203,7 @@ def _packed_once(line_map: KeptLineMap, kept: dict[int, KeptLineMap]) -> KeptLin
     return found
 
 
-def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[str, list[int]], post: list[str],
+def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[str, list[int]], post: GraphLines,
                       run: RunLines | None = None) -> None:
     """Which kernels each code line calls, and inferred maps for kernels the node mappings miss.
 

@@ -6,35 +6,35 @@ from ...lazy_regex import lazy_compile
 from ..cached_lines import RunLines
 from ..fx_sites import FX_SOURCE_COMMENT
 from . import KernelTrace
-from .line_mappings import name_part
+from .line_mappings import GraphLines
 
 _NO_SOURCE = lazy_compile(r"^\s*# No stacktrace found")
-_OP = lazy_compile(r"=\s*torch\.ops\.\w+\.(\w+)\.")
 _KERNEL_OPS = lazy_compile(r"(?:^|_)fused_(?P<ops>.+?)(?:_\d+)?$")
 
 
-def post_node_sources(lines: list[str], run: RunLines | None = None
-                       ) -> list[tuple[int, str, str | None, tuple[str, int] | None]]:
+def post_node_sources(graph: GraphLines, run: RunLines | None = None
+                      ) -> list[tuple[int, str, str | None, tuple[str, int] | None]]:
     """(line, node, op, user file:line) for each node of a post-grad graph, from FX's '# File:' comments; run: this
     run's lines, where the graph came from a cache hit (the kernels' stacks are placed on them too)."""
     result = []
     source: tuple[str, int] | None = None
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith("#"):  # only comments can name a source (and comments define no node)
-            m = FX_SOURCE_COMMENT.match(line)
-            if m:
-                source = (m["file"], int(m["line"]))
-                if run is not None:
-                    code = (m["code"] or "").strip() or None
-                    source = (m["file"], run.line(m["file"], int(m["line"]), m["function"].strip(), code))
-            elif _NO_SOURCE.match(line):
-                source = None
+    ops = graph.ops()
+    for i, (line, name) in enumerate(zip(graph.lines, graph.names)):
+        if name is None:
+            if line.lstrip().startswith("#"):  # only comments can name a source (and comments define no node)
+                m = FX_SOURCE_COMMENT.match(line)
+                if m:
+                    source = (m["file"], int(m["line"]))
+                    if run is not None:
+                        code = (m["code"] or "").strip() or None
+                        source = (m["file"], run.line(m["file"], int(m["line"]), m["function"].strip(), code))
+                elif _NO_SOURCE.match(line):
+                    source = None
             continue
-        name = name_part(line)  # (node_name: a line that is no comment has no name that starts with '#')
-        if not name or " " in name or "(" in name:  # not a node: class/def/return lines
+        if " " in name or "(" in name:  # not a node: class/def/return lines
             continue
-        op = _OP.search(line)
-        result.append((i + 1, name, op.group(1) if op else None, source))
+        op = ops[i]
+        result.append((i + 1, name, op.partition(".")[2] if op else None, source))
     return result
 
 
@@ -50,7 +50,7 @@ def names_op(ops: str, op: str | None) -> bool:
     return bool(op) and f"_{op}_" in f"_{ops}_"
 
 
-def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str], run: RunLines | None = None) -> dict[str, list[int]]:
+def infer_kernel_nodes(kernels: list[KernelTrace], post: GraphLines, run: RunLines | None = None) -> dict[str, list[int]]:
     """Post-grad node lines for kernels the node mappings leave out, through their user source line.
 
     Candidates are the nodes FX attributes to a line of the kernel's stack; of those,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from ...lazy_regex import lazy_compile
 from ...model.source_files import NO_FILES, SourceFiles
 from ..user_kernels import CUSTOM_KERNEL, LaunchSites, definition_text
 from ..user_kernels import definition as user_definition
@@ -14,13 +13,11 @@ from ..user_kernels import definitions as user_definitions
 from ..user_locations import UserLocation
 from . import KernelTrace, KernelWork, UserLine, is_users_file, reaching_user_line, without_handle
 from .inferred_nodes import kernel_ops, names_op, post_node_sources
-from .line_mappings import dict_or_empty, names_in, node_name
+from .line_mappings import GraphLines, dict_or_empty, names_in
 from .stack_traces import user_lines_at
 
-_NODE_OP = lazy_compile(r"=\s*torch\.ops\.(?P<op>\w+\.\w+)\.")
 
-
-def kernel_work(node_mappings: dict, post: list[str], stacks: Mapping[str, list[list[UserLine]]] | None = None,
+def kernel_work(node_mappings: dict, post: GraphLines, stacks: Mapping[str, list[list[UserLine]]] | None = None,
                 noted_only: bool = False) -> list[KernelWork]:
     """What each generated kernel call of a graph computes, from torch's node mappings (code call -> post-grad nodes)
     and the post-grad graph's lines (each node's op); calls in the mappings' order. A generated kernel's name has
@@ -35,11 +32,7 @@ def kernel_work(node_mappings: dict, post: list[str], stacks: Mapping[str, list[
                 elsewhere.setdefault(node, []).append(call)
     if noted_only and not elsewhere:
         return []  # (a note names a node another call computes)
-    ops = {}
-    for line in post:
-        name, m = node_name(line), _NODE_OP.search(line)
-        if name and m:
-            ops[name] = m["op"]
+    ops = {name: op for name, op in zip(post.names, post.ops()) if op is not None}
     sources = {name: src for _, name, _, src in post_node_sources(post) if src} if not noted_only else {}
 
     def lines_of(call: str, node: str) -> list[str]:

@@ -6,6 +6,7 @@ import bisect
 import itertools
 from typing import Any, Callable, Iterable
 
+from ...lazy_regex import lazy_compile
 from ...model.trace import Trace
 from . import Panel, without_handle
 
@@ -70,6 +71,36 @@ def node_lines(lines: list[str]) -> dict[str, int]:
     # A name defined twice: the last line wins, as in tlparse. (One comprehension, not node_name per line:
     # a graph has thousands of lines.)
     return {name: i for i, name in enumerate(map(name_part, lines), 1) if name and name[0] != "#"}
+
+
+# A node line's op: `aten.add` of `add = torch.ops.aten.add.Tensor(...)`.
+_NODE_OP = lazy_compile(r"=\s*torch\.ops\.(?P<op>\w+\.\w+)\.")
+
+
+class GraphLines:
+    """A graph's lines, each cut once for all its readers: a post-grad graph of thousands of lines is read by
+    node_lines, kernel_work and post_node_sources, which each cut every line again when handed a list."""
+
+    __slots__ = ("lines", "names", "_ops")
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        # Each line's node name (node_name), None where it defines none: comments (and so names starting '#').
+        self.names: list[str | None] = [name if name and name[0] != "#" else None for name in map(name_part, lines)]
+        self._ops: list[str | None] | None = None
+
+    def node_lines(self) -> dict[str, int]:
+        """node_lines(self.lines)."""
+        return {name: i for i, name in enumerate(self.names, 1) if name is not None}
+
+    def ops(self) -> list[str | None]:
+        """Each node line's op (`aten.add`), None where none: searched once, when first asked for (a graph whose
+        calls need no ops, most of them, searches none)."""
+        if self._ops is None:
+            search = _NODE_OP.search
+            self._ops = [m["op"] if name is not None and (m := search(line)) else None
+                         for line, name in zip(self.lines, self.names)]
+        return self._ops
 
 
 def _python_start(lines: list[str]) -> int:

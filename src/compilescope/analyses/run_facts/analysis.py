@@ -19,7 +19,7 @@ from ..crash import Crash
 from ..fx_sites import NODE_MAPPINGS, POST_GRAD
 from ..graph_breaks.wording import skipped_text
 from ..provenance.kernel_notes import kernel_work
-from ..provenance.line_mappings import text_lines
+from ..provenance.line_mappings import GraphLines, text_lines
 from ..provenance.stack_traces import KERNEL_STACK_TRACES, kernel_traces
 from ..status import status_counts
 from ..torch_warnings import TorchWarnings
@@ -98,8 +98,9 @@ def _kernel_work(trace: Trace, entry: Compile) -> list[dict[str, Any]] | None:
             return None
         if not isinstance(node_mappings, dict):
             return None
+        post_graph = GraphLines(text_lines(trace.payload_text(post.payload)))
         found.extend({"kernel": w.kernel, "ops": w.ops, "lines": w.lines, "elsewhere": w.elsewhere}
-                     for w in kernel_work(node_mappings, text_lines(trace.payload_text(post.payload)), graph_stacks))
+                     for w in kernel_work(node_mappings, post_graph, graph_stacks))
     return found
 
 

@@ -1,0 +1,34 @@
+"""A post-grad graph's lines are cut once a report (line_mappings.GraphLines), not once by each of its readers."""
+
+from __future__ import annotations
+
+import pytest
+
+from compilescope.analyses.provenance import inferred_nodes, line_mappings
+from compilescope.analyses.provenance.analysis import analyze_provenance
+from compilescope.analyses.provenance.line_mappings import text_lines
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import cuda211
+
+
+def test_each_graph_line_is_cut_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # node_lines, kernel_work and post_node_sources each cut every post-grad line (name_part) before: three times
+    # a section's graph. Now each pre-grad graph is cut once a compile id, each post-grad graph once a section.
+    calls = 0
+    cut = line_mappings.name_part
+
+    def counted(line: str) -> str:
+        nonlocal calls
+        calls += 1
+        return cut(line)
+    monkeypatch.setattr(line_mappings, "name_part", counted)
+    monkeypatch.setattr(inferred_nodes, "name_part", counted, raising=False)
+    with read_trace(cuda211("train_break_recompile.log.gz")) as trace:
+        provenance = analyze_provenance(trace)
+        graphs = 0
+        for cp in provenance.compiles.values():
+            assert len(cp.sections) > 1  # (no compile id's maps are worked out again from the last artifacts)
+            graphs += len(text_lines(trace.payload_text(cp.sections[0].pre.payload)))
+            graphs += sum(len(text_lines(trace.payload_text(s.post.payload))) for s in cp.sections)
+    assert graphs > 100 and (calls, graphs) == (graphs, graphs)
