@@ -32,3 +32,21 @@ def test_each_graph_line_is_cut_once(monkeypatch: pytest.MonkeyPatch) -> None:
             graphs += len(text_lines(trace.payload_text(cp.sections[0].pre.payload)))
             graphs += sum(len(text_lines(trace.payload_text(s.post.payload))) for s in cp.sections)
     assert graphs > 100 and (calls, graphs) == (graphs, graphs)
+
+
+def test_a_graph_whose_kernels_are_all_mapped_is_not_read_for_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    # infer_kernel_nodes read every section's FX '# File:' comments (post_node_sources) before, with no kernel to
+    # place in six of train_break_recompile's eight: the node mappings place them all.
+    read = 0
+    sources = inferred_nodes.post_node_sources
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal read
+        read += 1
+        return sources(*args, **kwargs)
+    monkeypatch.setattr(inferred_nodes, "post_node_sources", counted)
+    with read_trace(cuda211("train_break_recompile.log.gz")) as trace:
+        provenance = analyze_provenance(trace)
+    sections = [s for cp in provenance.compiles.values() for s in cp.sections]
+    inferred = [s for s in sections if s.inferred_code_to_post]
+    assert (len(sections), len(inferred), read) == (8, 2, 2)

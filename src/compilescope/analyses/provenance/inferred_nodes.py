@@ -57,6 +57,8 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: GraphLines, run: RunLin
     the nodes whose op the kernel is named after, else the candidates no other kernel
     is named after, else all candidates.
     """
+    if not kernels:
+        return {}  # (most graphs: the node mappings place every kernel, and the graph's sources go unread)
     by_place: dict[tuple[str, int], list[tuple[int, str, str | None]]] = {}
     for line, name, op, src in post_node_sources(post, run):  # indexed once: not kernels x nodes
         if src is not None:
