@@ -26,6 +26,8 @@ EDGES = [
     "+- bad: x  # y  # f.py:1 in g",
     "+- A:  # # f.py:1 in g",
     "+- A: b\n  # c  # f.py:1 in g",
+    "+- B: L['x'].size()[0] == 1)\u00a0# y = x  # a.py:3 in f",  # (any whitespace before a `# `, as `\\s`)
+    "+- C: x\u2003# y\x85# a.py:4 in f",
 ]
 
 
