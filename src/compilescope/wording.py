@@ -69,11 +69,13 @@ def first_listed(items: list[str], sep: str = ", ", shown: int = LISTED) -> str:
 def cut_at_word(text: str, limit: int) -> str:
     """The text whole where it fits in limit characters, else the words of it that fit with " …" after them: a
     message cut inside a word ("if you are usi...") reads as another word. A first word longer than the limit is
-    cut inside it ("…" after)."""
+    cut inside it ("…" after), and so is a long word whose last space before the limit is far from it (before 75%
+    of it): "Could not load /home/…<200 characters>.so" cut at its space said "Could not load …", the path dropped."""
     if len(text) <= limit:
         return text
     end = text.rfind(" ", 0, limit - 1)  # (at most limit - 2: room for " …")
-    return text[:end].rstrip() + " …" if end > 0 and text[:end].strip() else text[:limit - 1] + "…"
+    at_word = end >= limit * 3 // 4 and text[:end].strip()
+    return text[:end].rstrip() + " …" if at_word else text[:limit - 1] + "…"
 
 
 def possessive(name: str) -> str:
