@@ -20,7 +20,8 @@ from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Com
 from ..model.records import dataclass
 from ..wording import Listed, cut, format_seconds
 from .aoti import COMPILE_EVENT as AOTI_COMPILE_EVENT, Aoti
-from .compiled_frames import CompiledFrames, module_label, wrapped_function, wrapped_module
+from .compiled_frames import CompiledFrames, WrappedModule, module_label, wrapped_function, wrapper_module
+from .installed_guards import GuardTrees
 from .user_locations import UserLocation, code_origin, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks.resume_names import function_label
 from .fx_sites import first_fx_source_comment
@@ -578,7 +579,8 @@ def phase_labels(trace: Trace, events: dict[str, set[str]] | None = None) -> dic
     return labels
 
 
-def compile_times(trace: Trace) -> CompileTimes:
+def compile_times(trace: Trace, guard_trees: GuardTrees | None = None) -> CompileTimes:
+    """guard_trees: the log's, parsed once for the report (a wrapper frame's module is typed by its tree)."""
     events: dict[str, set[str]] = {}  # kernel_compile_events(trace), noted as _rows reads the events
     rows, origin = _rows(_noting_kernel_compiles(trace.compile_timeline_events(), events))
     by_compile: dict[str, dict[str, float]] = {}
@@ -600,7 +602,7 @@ def compile_times(trace: Trace) -> CompileTimes:
     compiles: list[CompileTime] = []
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     repeats: dict[str, str] = {}
-    modules: dict[tuple, str | None] = {}  # frame -> wrapped_module's answer
+    modules: dict[tuple, WrappedModule | None] = {}  # frame -> wrapper_module's answer
     compile_ids: dict[str, CompileId] = {}  # "[0/1]" -> its compile id (attempt 0's, where several)
     frame_compiles: dict[tuple, list[Compile]] | None = None  # frame -> its compiles, made at the first `inner`
     for entry in trace.compiles.values():
@@ -623,9 +625,10 @@ def compile_times(trace: Trace) -> CompileTimes:
                         if e.compile_id:
                             frame_compiles.setdefault((e.compile_id.compiled_autograd_id, e.compile_id.frame_id),
                                                       []).append(e)
-                modules[frame_of[key]] = wrapped_module(trace, frame_compiles.get(frame_of[key], []))
+                guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
+                modules[frame_of[key]] = wrapper_module(trace, frame_compiles.get(frame_of[key], []), guard_trees)
             module = modules[frame_of[key]]
-            name = module_label(module) if module else name
+            name = module_label(module.cls) if module else name
         if name:
             names[key] = name
             frame_names.setdefault(frame_of[key], name)

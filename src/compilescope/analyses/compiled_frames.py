@@ -6,9 +6,12 @@ compiled, and where from) ask it; a module of its own, as compile_summary import
 
 from __future__ import annotations
 
-from ..lazy_regex import lazy_compile
+from collections.abc import Iterator
+from typing import NamedTuple
+
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
+from .installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_holds_module, tree_locals
 from .user_locations import UserLocation, code_origin, is_framework_file, is_torch_file, last_user_stack_frame, traceback_frames
 
 
@@ -65,11 +68,10 @@ def wrapped_function(trace: Trace, entry: Compile) -> UserLocation | None:
     return None
 
 
-# The guard tree's line for wrap_inline's argument: `GuardManager: source=L['fn'], ..., type=<class 'torch.nn....Sequential'>`.
 # wrap_inline wraps a module whose forward Dynamo would not start a frame in (torch's own): torch.nn's, or a user's
-# subclass keeping one (`__main__.Projection`, an nn.Linear); a function it wraps (torch.compile of a builtin,
+# subclass keeping one (`__main__.Projection`, an nn.Linear), its local `fn` typed so by the guard tree (`GuardManager:
+# source=L['fn'], ..., type=<class 'torch.nn....Sequential'>`); a function it wraps (torch.compile of a builtin,
 # `type=<class 'function'>`, or a functools.partial) has no module to name.
-_WRAPPED_MODULE = lazy_compile(r"source=L\['fn'\], [^\n]{0,300}?type=<class '(?P<path>[\w.]{1,300}?)\.(?P<cls>\w{1,200})'>")
 _MODULE_CALL = ("_wrapped_call_impl", "_call_impl")  # nn.Module.__call__'s frames, in nn/modules/module.py
 
 
@@ -90,50 +92,75 @@ def _is_wrap_inline(filename: object, name: object) -> bool:
             and filename.replace("\\", "/").endswith("_dynamo/external_utils.py"))
 
 
+class WrappedModule(NamedTuple):
+    """The module a wrapper frame runs the forward of, and the wrapper's local holding it (the user's model)."""
+
+    cls: str  # its class's name: "LlamaForCausalLM"
+    local: str  # the wrapper's local, as user_source_name writes it: "fn", "args[0]", "self"
+
+
 # A library's decorator around a module's forward (transformers' deprecation.py `wrapped_func(*args, **kwargs)`,
 # generic.py's `wrapper(self, *args, **kwargs)`): the function it wraps, a local `func` its guard tree guards, and the
-# module it passes as self, first of its arguments, a module as the tree guards its `_modules`.
-_DECORATED = lazy_compile(r"GuardManager: source=L\['func'\], ")
-_DECORATED_MODULE = lazy_compile(r"GuardManager: source=(?P<source>L\['args'\]\[0\]|L\['self'\]), [^\n]{0,300}?"
-                                 r"type=<class '[\w.]{0,300}?\.?(?P<cls>\w{1,200})'>")
+# module it passes as self, first of its arguments, a module as the tree guards its submodules or parameters (a
+# decorator around a function, torch.no_grad's, passes a tensor; torch's optimizer `wrapper` an optimizer).
+_DECORATED_LOCALS = {"L['args'][0]": "args[0]", "L['self']": "self"}
 
 
-def _decorated_module(trace: Trace, entries: list[Compile], filename: object) -> str | None:
-    """The class of the module whose forward a library's decorator frame runs (hf_llama's LlamaForCausalLM, compiled
-    as transformers' wrapped_func): that frame is named by it, as torch's wrap_inline is. None for another frame."""
+def _trees(guard_trees: GuardTrees, entries: list[Compile]) -> Iterator[GuardTree]:
+    """The parsed guard tree of each of entries that logged one, in order."""
+    for entry in entries:
+        payload = next((a.payload for a in entry.artifacts if a.name == GUARDS_ARTIFACT and a.payload is not None), None)
+        if payload is not None:
+            yield guard_trees.of(payload)
+
+
+def _decorated_module(guard_trees: GuardTrees, entries: list[Compile], filename: object) -> WrappedModule | None:
+    """The module whose forward a library's decorator frame runs (hf_llama's LlamaForCausalLM, compiled as
+    transformers' wrapped_func): that frame is named by it, as torch's wrap_inline is. None for another frame."""
     if not isinstance(filename, str) or code_origin(filename) != "library code":
         return None
-    for entry in entries:
-        tree = next((a for a in entry.artifacts if a.name == "dynamo_cpp_guards_str" and a.payload is not None), None)
-        if tree is None:
-            continue
-        text = trace.payload_text(tree.payload)
-        module = _DECORATED_MODULE.search(text) if _DECORATED.search(text) else None
-        return module["cls"] if module is not None and f"source={module['source']}._modules, " in text else None
+    for tree in _trees(guard_trees, entries):
+        typed = tree_locals(tree)
+        if "L['func']" not in typed:
+            return None
+        source = next((s for s in typed if s in _DECORATED_LOCALS), None)
+        if source is None or not tree_holds_module(tree, source):
+            return None
+        return WrappedModule(typed[source].rpartition(".")[2], _DECORATED_LOCALS[source])
     return None
 
 
-def wrapped_module(trace: Trace, entries: list[Compile]) -> str | None:
-    """The class of the module a frame runs where that frame is torch's wrapper of it ("Sequential",
-    "DistributedDataParallel", a user's "Projection" subclassing nn.Linear): torch.compile of a module whose forward
-    is torch.nn's (Sequential; DDP, or a model DDP wraps and calls; a user's subclass that keeps its forward)
-    compiles wrap_inline's `inner`, which calls the module, and the guard tree of a compilation of it (entries: the
-    frame's) names the module's class in the guard on `L['fn']`. None where the frame is another, or no guard tree of
-    it is logged. The user's module is what its recompiles and compile times belong to, not torch's `inner`."""
+def wrapper_module(trace: Trace, entries: list[Compile], guard_trees: GuardTrees | None = None) -> WrappedModule | None:
+    """The module a frame runs where that frame is a wrapper of it: torch.compile of a module whose forward is
+    torch.nn's (Sequential; DDP, or a model DDP wraps and calls; a user's subclass that keeps its forward) compiles
+    wrap_inline's `inner`, which calls the module, and the guard tree of a compilation of it (entries: the frame's)
+    types its local `fn` as the module's class; a library's decorator around a model's forward passes it on
+    (_decorated_module). None where the frame is another, or no guard tree of it is logged. The user's module is what
+    its recompiles and compile times belong to, not torch's `inner`, and the user's model, not the wrapper's local.
+    guard_trees: the log's, parsed once for the report (made here otherwise)."""
     named = next((e for e in entries if (e.metrics or {}).get("co_name") or e.stack), None)
     if named is None:
         return None
+    guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
     metrics = named.metrics or {}
     filename = metrics.get("co_filename") or (named.stack[-1].filename if named.stack else None)
     name = metrics.get("co_name") or (named.stack[-1].name if named.stack else None)
     if not _is_wrap_inline(filename, name):
-        return _decorated_module(trace, entries, filename)
-    for entry in entries:
-        tree = next((a for a in entry.artifacts if a.name == "dynamo_cpp_guards_str" and a.payload is not None), None)
-        if tree is not None and (m := _WRAPPED_MODULE.search(trace.payload_text(tree.payload))) is not None:
+        return _decorated_module(guard_trees, entries, filename)
+    for tree in _trees(guard_trees, entries):
+        path, _, cls = tree_locals(tree).get("L['fn']", "").rpartition(".")
+        if path:
             # (a class outside torch.nn is a module only where nn.Module's __call__ called the frame)
-            return m["cls"] if m["path"].startswith("torch.nn.") or _called_as_module(entries) else None
+            return WrappedModule(cls, "fn") if path.startswith("torch.nn.") or _called_as_module(entries) else None
     return None
+
+
+def wrapped_module(trace: Trace, entries: list[Compile], guard_trees: GuardTrees | None = None) -> str | None:
+    """The class of the module a frame runs where that frame is a wrapper of it ("Sequential",
+    "DistributedDataParallel", a user's "Projection" subclassing nn.Linear, transformers' "LlamaForCausalLM"):
+    wrapper_module's class."""
+    found = wrapper_module(trace, entries, guard_trees)
+    return found.cls if found is not None else None
 
 
 def module_label(module: str) -> str:

@@ -161,6 +161,7 @@ class TreeLine(NamedTuple):
     tensor: tuple[str, str | None] | None = None  # (source, class) a TENSOR_MATCH checks (_REQUIRES_GRAD reads both)
     cache: tuple[str, str] | None = None  # (source, class) of a transformers KV cache a GuardManager line guards
     block: tuple[str, str] | None = None  # (source, class) of a numbered module a line guards (_NUMBERED_MODULE)
+    local: tuple[str, str] | None = None  # (source, full class) of a wrapper's local a GuardManager line types (WRAPPER_LOCALS)
 
 
 def _cache_class(line: str) -> str | None:
@@ -174,10 +175,19 @@ def _cache_class(line: str) -> str | None:
     return m["type"][len(CACHE_MODULE):] if m else None
 
 
+# The locals of a frame that wraps another's code (torch's wrap_inline `fn`, a decorator's `func` and what it passes
+# first, `args[0]` or `self`): their types tell what the wrapper runs (compiled_frames.wrapper_module). Typed on these
+# lines only: a type kept for every GuardManager line cost hf_llama's report ~20M instructions.
+WRAPPER_LOCALS = ("L['fn']", "L['func']", "L['self']", "L['args'][0]")
+_WRAPPER_LOCAL_NAMES = tuple(name.removeprefix("L['") + ", " for name in WRAPPER_LOCALS)  # ("fn'], ", ...)
+_WRAPPER_LOCAL = lazy_compile(r"GuardManager: source=(?P<source>L\['(?:fn|func|self)'\]|L\['args'\]\[0\]), "
+                              r"[^\n]{0,300}?type=<class '(?P<cls>[\w.]{1,300})'>")
+
+
 def _read_line(line: str) -> TreeLine | None:
     """What a guard tree's line says; None for a line that says none of it (most of a tree)."""
     site = guard_site_of(line)
-    pins = hooks = hook = module = tensor = cache = None
+    pins = hooks = hook = module = tensor = cache = local = None
     # Each pattern is tried only on a line holding the text it needs (`TENSOR_MATCH: `, `GuardManager: source=`):
     # five searches per line were most of the time of reading a tree.
     if "_MATCH: " in line and (("EQUALS_MATCH: " in line or "TRUE_MATCH: " in line or "FALSE_MATCH: " in line)
@@ -200,6 +210,10 @@ def _read_line(line: str) -> TreeLine | None:
             module = m["source"]
         elif (cls := _cache_class(line)) is not None and (m := _MANAGER.search(line)) is not None:
             cache = (m["source"], cls)  # (_MANAGER: a cache's source may hold spaces, `L['c']['a, b']`)
+        at = line.find("source=L['")
+        if at >= 0 and line.startswith(_WRAPPER_LOCAL_NAMES, at + len("source=L['")) \
+                and (m := _WRAPPER_LOCAL.search(line, at - len("GuardManager: "))) is not None:
+            local = (m["source"], m["cls"])
     tensor_class = (m["cls"] if _TENSOR_META in line and (m := _GLOBAL_GUARDED.search(line)) is not None else None)
     lengths = (tuple((m["source"] or m["empty"], int(m["n"]) if m["n"] else 0) for m in _LENGTH.finditer(line))
                if "LENGTH_CHECK: " in line or "DICT_LENGTH: " in line else ())
@@ -208,9 +222,10 @@ def _read_line(line: str) -> TreeLine | None:
     block = ((m["source"], m["cls"]) if "._modules['" in line and "type=<class '" in line
              and (m := _NUMBERED_MODULE.search(line)) is not None else None)
     if site is None and pins is None and hooks is None and hook is None and module is None and not lengths \
-            and closure is None and tensor_class is None and tensor is None and cache is None and block is None:
+            and closure is None and tensor_class is None and tensor is None and cache is None and block is None \
+            and local is None:
         return None
-    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class, tensor, cache, block)
+    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class, tensor, cache, block, local)
 
 
 class GuardTree(NamedTuple):
@@ -283,6 +298,24 @@ def tree_caches(tree: GuardTree) -> dict[str, str]:
         if line.cache is not None:
             found.setdefault(*line.cache)
     return found
+
+
+def tree_locals(tree: GuardTree) -> dict[str, str]:
+    """The class of each wrapper's local the tree types (WRAPPER_LOCALS), by source: `L['fn']` ->
+    "torch.nn.modules.container.Sequential" (the first line of each)."""
+    found: dict[str, str] = {}
+    for line in tree.lines:
+        if line.local is not None:
+            found.setdefault(*line.local)
+    return found
+
+
+def tree_holds_module(tree: GuardTree, source: str) -> bool:
+    """Whether the tree guards what is at source as a module: a submodule of it (`source._modules['model']`) or a
+    parameter (`source._parameters['weight']`)."""
+    modules, parameters = f"{source}._modules[", f"{source}._parameters["
+    return any((line.module is not None and line.module.startswith(modules))
+               or (line.tensor is not None and line.tensor[0].startswith(parameters)) for line in tree.lines)
 
 
 def tree_blocks(tree: GuardTree) -> list[tuple[str, str]]:

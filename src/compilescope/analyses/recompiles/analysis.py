@@ -213,7 +213,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
         result.append(FrameRecompiles(
             frame_id=frame_id, name=name, filename=filename, first_line=first_line,
             chain=[str(e.compile_id) for e in entries], steps=[s for s, _ in steps], hit_limit=limit_entry is not None,
-            limit=limit, changes=changes, advice=advice, called_from=called_from, module=wrapped_module(trace, entries),
+            limit=limit, changes=changes, advice=advice, called_from=called_from,
+            module=wrapped_module(trace, entries, guard_trees),
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
     return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace),
