@@ -256,6 +256,7 @@ ADDED_IN_16 = {
 }
 ADDED_IN_17 = {
     "analyses.compile_summary.CompileSummary": ("recompile_more", "recompile_rest", "recompile_expected"),
+    "analyses.compile_time.CompileTime": ("model_local",),
 }
 
 

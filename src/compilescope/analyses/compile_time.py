@@ -20,7 +20,8 @@ from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Com
 from ..model.records import dataclass
 from ..wording import Listed, cut, format_seconds
 from .aoti import COMPILE_EVENT as AOTI_COMPILE_EVENT, Aoti
-from .compiled_frames import CompiledFrames, WrappedModule, module_label, wrapped_function, wrapper_module
+from .compiled_frames import (CompiledFrames, WrappedModule, module_label, self_is_module, wrapped_function,
+                              wrapper_module)
 from .installed_guards import GuardTrees
 from .user_locations import UserLocation, code_origin, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks.resume_names import function_label
@@ -176,6 +177,11 @@ class CompileTime:
     # Where its frame is not the user's code (transformers' wrapped_func, torch's wrapper of a module): the user's line
     # that called it, as the recompiles and graph breaks sections say it (CompiledFrames.library_caller)
     called_from: UserLocation | None = None
+    # Where its frame is not the user's code (called_from) and runs a module's forward: the frame's local that is
+    # the module, "fn" or "args[0]" of a wrapper around it (compiled_frames.wrapper_module), "self" of a library's
+    # forward, which findings name `model`; None otherwise (a wrapper's `args[0]` may be a tensor, and torch's
+    # optimizer `wrapper`'s an optimizer: its guard tree types none of them as a module)
+    model_local: str | None = None
 
     def phase_label(self, phase: str, labels: dict[str, str]) -> str:
         """The phase's name for this compile: the log's (labels), or its own kernel compile's."""
@@ -603,8 +609,16 @@ def compile_times(trace: Trace, guard_trees: GuardTrees | None = None) -> Compil
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     repeats: dict[str, str] = {}
     modules: dict[tuple, WrappedModule | None] = {}  # frame -> wrapper_module's answer
+    model_locals: dict[tuple, str | None] = {}  # frame -> CompileTime.model_local
     compile_ids: dict[str, CompileId] = {}  # "[0/1]" -> its compile id (attempt 0's, where several)
-    frame_compiles: dict[tuple, list[Compile]] | None = None  # frame -> its compiles, made at the first `inner`
+    frame_compiles: dict[tuple, list[Compile]] = {}  # frame -> its compiles, made at the first `inner`
+
+    def frame_entries(frame: tuple) -> list[Compile]:
+        if not frame_compiles:  # (once: a scan per `inner` frame was quadratic in its resets)
+            for e in trace.compiles.values():
+                if e.compile_id:
+                    frame_compiles.setdefault((e.compile_id.compiled_autograd_id, e.compile_id.frame_id), []).append(e)
+        return frame_compiles.get(frame, [])
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
@@ -619,14 +633,8 @@ def compile_times(trace: Trace, guard_trees: GuardTrees | None = None) -> Compil
         if name == "inner" or (wrapped is None and isinstance(metrics.get("co_filename"), str)
                                and code_origin(metrics["co_filename"]) == "library code"):
             if frame_of[key] not in modules:
-                if frame_compiles is None:  # (once: a scan per `inner` frame was quadratic in its resets)
-                    frame_compiles = {}
-                    for e in trace.compiles.values():
-                        if e.compile_id:
-                            frame_compiles.setdefault((e.compile_id.compiled_autograd_id, e.compile_id.frame_id),
-                                                      []).append(e)
                 guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
-                modules[frame_of[key]] = wrapper_module(trace, frame_compiles.get(frame_of[key], []), guard_trees)
+                modules[frame_of[key]] = wrapper_module(trace, frame_entries(frame_of[key]), guard_trees)
             module = modules[frame_of[key]]
             name = module_label(module.cls) if module else name
         if name:
@@ -659,6 +667,14 @@ def compile_times(trace: Trace, guard_trees: GuardTrees | None = None) -> Compil
     for found in compiles:
         if found.compile_id in compile_ids:
             found.called_from = frames.library_caller(compile_ids[found.compile_id])
+        frame = frame_of.get(found.compile_id)
+        if found.called_from is not None and frame is not None:
+            if frame not in model_locals:  # (the module a wrapper runs, else a library's forward's own self)
+                wrapper = modules.get(frame)
+                guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
+                model_locals[frame] = wrapper.local if wrapper is not None else (
+                    "self" if self_is_module(guard_trees, frame_entries(frame)) else None)
+            found.model_local = model_locals[frame]
 
     total = sum(c.total_s for c in compiles)
     sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}

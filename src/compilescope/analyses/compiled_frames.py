@@ -130,6 +130,12 @@ def _decorated_module(guard_trees: GuardTrees, entries: list[Compile], filename:
     return None
 
 
+def self_is_module(guard_trees: GuardTrees, entries: list[Compile]) -> bool:
+    """Whether the frame's `self` is a module, as the first of entries' guard trees guards a submodule or parameter of
+    it (a library's model's forward; an optimizer's step is no module's)."""
+    return next((tree_holds_module(tree, "L['self']") for tree in _trees(guard_trees, entries)), False)
+
+
 def wrapper_module(trace: Trace, entries: list[Compile], guard_trees: GuardTrees | None = None) -> WrappedModule | None:
     """The module a frame runs where that frame is a wrapper of it: torch.compile of a module whose forward is
     torch.nn's (Sequential; DDP, or a model DDP wraps and calls; a user's subclass that keeps its forward) compiles

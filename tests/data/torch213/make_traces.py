@@ -95,6 +95,8 @@ SCENARIOS = [
              env={"TORCH_LOGS": "compiled_autograd_verbose"}),
     Scenario("empty_graph", "empty_graph.py"),
     Scenario("dynamic_shapes", "dynamic_shapes.py"),
+    # torch.no_grad's decorator around a function: the compiled frame is torch's wrapper, its args[0] a tensor.
+    Scenario("nograd_wrapped", "nograd_wrapped.py", gzip=True),
     Scenario("training", "training.py"),
     Scenario("compile_error_fallback", "compile_error_fallback.py"),
     Scenario("compile_error_raises", "compile_error_raises.py", expect_rc=None),

@@ -92,20 +92,26 @@ def so_far_note(ct: CompileTimes, compile_ids: list[str]) -> str:
 
 
 # The root of a source that is the module whose forward the compiled frame runs: its `self`, or, where that frame is
-# a wrapper and not the user's code (CompileTime.called_from), torch's wrap_inline's `fn` (torch.compile of a module
-# whose forward is torch.nn's, a Sequential) or a decorator's `args[0]` (transformers' wrapped_func(*args) around
-# the model's forward). The user knows that module as the model they compiled, never by the wrapper's local.
+# a wrapper and not the user's code (CompileTime.called_from), the wrapper's local its guard tree types as that module
+# (CompileTime.model_local): torch's wrap_inline's `fn` (torch.compile of a module whose forward is torch.nn's, a
+# Sequential) or a decorator's `args[0]` (transformers' wrapped_func(*args) around the model's forward). The user
+# knows that module as the model they compiled, never by the wrapper's local. A wrapper's other `args[0]` (a tensor
+# torch.no_grad's decorator passes on, an optimizer torch's `wrapper` steps) is no model: its name stays.
 _SELF = re.compile(r"^self(?=$|[.\[])")
-_WRAPPERS_MODEL = re.compile(r"^(?:self|fn|args\[0\])(?=$|[.\[])")
 
 
-def as_the_users_model(source: str, wrapped: bool, keep_self: bool = False) -> str:
-    """"model.blocks" of "self.blocks"; "model.model.layers" of "args[0].model.layers" and "model" of "fn" where the
-    frame is a wrapper's (wrapped); the source as it is otherwise (a function's own local: the user's name). keep_self:
-    `self` stays (where the text names what the model's forward reads, as its code does)."""
+def as_the_users_model(source: str, wrapped: bool, model_local: str | None = None, keep_self: bool = False) -> str:
+    """"model.blocks" of "self.blocks"; where the frame is a wrapper's (wrapped), "model.model.layers" of
+    "args[0].model.layers" and "model" of "fn" where that local is the module it runs (model_local); the source as
+    it is otherwise (a function's own local: the user's name). keep_self: `self` stays (where the text names what
+    the model's forward reads, as its code does)."""
     if keep_self and _SELF.match(source):
         return source
-    return (_WRAPPERS_MODEL if wrapped else _SELF).sub("model", source, count=1)
+    if not wrapped:
+        return _SELF.sub("model", source, count=1)
+    if model_local is not None and source.startswith(model_local) and source[len(model_local):][:1] in ("", ".", "["):
+        return "model" + source[len(model_local):]
+    return source
 
 
 def repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
@@ -117,11 +123,14 @@ def repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
     seconds = ct.seconds_of(ids)
     cls = first.class_name or "the block"
     took = f": {shown_names(ids)} took {format_seconds(seconds)}" if seconds > 0 else ""
-    wrapped = any(c.called_from is not None for c in ct.compiles if c.compile_id in ids)
+    compiled = [c for c in ct.compiles if c.compile_id in ids]
+    wrapped = any(c.called_from is not None for c in compiled)
+    model_local = next((c.model_local for c in compiled if c.model_local is not None), None)
     # (`self` stays in the title and the blocks: the model's forward names them so; a wrapper's local is no one's)
-    named = first.container if _SELF.match(first.container) else as_the_users_model(first.container, wrapped)
+    named = (first.container if _SELF.match(first.container)
+             else as_the_users_model(first.container, wrapped, model_local))
     blocks = named + first.blocks.removeprefix(first.container)
-    loop = f"for block in {as_the_users_model(first.container, wrapped)}"
+    loop = f"for block in {as_the_users_model(first.container, wrapped, model_local)}"
     return Finding(INFO, "compile_time", f"{shown_names(ids)} compiled {cls}'s code {times(len(first.indices))}, once per "
                    f"block of {named}",
                    f"{'its graph holds' if len(ids) == 1 else 'each of their graphs holds'} {blocks}, each the same code with {first.parameters} parameters or buffers "

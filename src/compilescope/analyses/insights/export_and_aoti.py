@@ -4,7 +4,9 @@ and the dynamic values the code specialized to constants (but those a torch.expo
 
 from __future__ import annotations
 
-from ...model.ids import NO_COMPILE_ID
+from collections.abc import Mapping
+
+from ...model.ids import NO_COMPILE_ID, compilation_key
 from ...wording import count, format_seconds
 from ..aoti import BUILD_EVENT, CHECK_ENV, HEADER_EVENT, Aoti, AotiPackage
 from ..compile_time import CompileTimes
@@ -60,19 +62,21 @@ def package_build(found: Aoti) -> str:
             f"{format_seconds(build.untimed_s)} between them in steps torch times under no event of its own")
 
 
-def specialized_name(spec: Specialization, wrapped: bool = False) -> str:
+def specialized_name(spec: Specialization, wrapped: bool = False, model_local: str | None = None) -> str:
     """"x.size()[0] (s77)": what a symbol torch specialized is, as the program names it (a value Dynamo passed on past
-    a graph break in words; where its compile's frame is a wrapper's, wrapped, the model by that name, not by the
-    wrapper's local: as_the_users_model), with the symbol the report's other sections and torch's records call it by."""
+    a graph break in words; where its compile's frame is a wrapper's, wrapped, the model (model_local: the wrapper's
+    local holding it) and a keyword passed on by the user's names, not the wrapper's locals: as_the_users_model), with the symbol the report's other sections and torch's records call it by."""
     source = spec.sources[0] if spec.sources else None
     if source is None:
         return spec.symbol
-    named = as_the_users_model(spec.source_texts.get(source) or user_source_name(source), wrapped, keep_self=True)
+    named = as_the_users_model(spec.source_texts.get(source) or user_source_name(source), wrapped, model_local,
+                               keep_self=True)
     return f"{named} ({spec.symbol})"
 
 
 def specializations(specs: list[Specialization], export: ExportReport,
-                     dynamic_compiles: list[str] | None = None, wrapped: frozenset[str] = frozenset()) -> Finding | None:
+                     dynamic_compiles: list[str] | None = None,
+                     wrapped: Mapping[str, str | None] | None = None) -> Finding | None:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
     a float a compiled optimizer step specialized at every learning rate is one symbol with many values. A size
     torch.export was given as dynamic and the code fixed is told by export_dims (a dim the code contradicts): not
@@ -91,8 +95,10 @@ def specializations(specs: list[Specialization], export: ExportReport,
         seen = values.setdefault(symbol, [])
         if value not in seen:
             seen.append(value)
-    # (each symbol by its first specialization; wrapped: the compilations whose frame is not the user's code)
-    named = {s.symbol: specialized_name(s, s.compile_id.partition("_")[0].rstrip("]") + "]" in wrapped)
+    # (each symbol by its first specialization; wrapped: the compilations whose frame is not the user's code, each
+    # with the wrapper's local that is the model, if one is)
+    wrapped = wrapped or {}
+    named = {s.symbol: specialized_name(s, (key := compilation_key(s.compile_id)) in wrapped, wrapped.get(key))
              for s in reversed(specs)}
     detail = "; ".join(f"{named[symbol]} = {', '.join(vals[:3])}{f' and {len(vals) - 3} more' if len(vals) > 3 else ''}"
                        for symbol, vals in list(values.items())[:3])

@@ -199,7 +199,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.served_labels)}",
                            f"{ins.caches.what_is_missing}; run again with an empty cache to see them "
                            "(compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"))
-    wrapped = frozenset(c.compile_id for c in ct.compiles if c.called_from is not None) if ct else frozenset()
+    wrapped = {c.compile_id: c.model_local for c in ct.compiles if c.called_from is not None} if ct else {}
     if ins.dynamic_shapes.specializations and (specialized := specializations(
             ins.dynamic_shapes.specializations, exported, ins.dynamic_shapes.dynamic_compiles, wrapped)) is not None:
         out.append(specialized)

@@ -1,0 +1,51 @@
+"""What a finding calls a value of a compile whose frame is a wrapper's, not the user's code (torch's wrap_inline,
+a library's decorator): the wrapper's local is the user's model only where its guard tree types it as a module.
+
+nograd_wrapped.py (torch 2.13): `@torch.no_grad() def scale(x)` compiled with dynamic=True: Dynamo compiles torch's
+wrap_inline `inner(*args, **kwargs)` around it, whose args[0] is x, a tensor.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+from compilescope.analyses.compile_time import compile_times
+from compilescope.analyses.insights.analysis import insights
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import TORCH213_PROGRAMS, torch213
+
+
+def _specialized(log) -> str:
+    with read_trace(str(log)) as trace:
+        (finding,) = [f for f in insights(trace).findings if "specialized to a constant" in f.title]
+    return finding.title + " " + finding.detail
+
+
+def test_a_tensor_a_decorator_passes_on_is_not_named_the_model():
+    log = torch213("nograd_wrapped.log.gz")
+    assert "@torch.no_grad()\ndef scale(x):\n    if x.shape[0] == 5:" in (TORCH213_PROGRAMS / "nograd_wrapped.py").read_text()
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        text = f.read()
+    # (torch's wrapper: its `fn` a function, its `args[0]` the user's tensor x, which the guard tree types so)
+    assert '"co_name": "inner", "co_filename": ' in text and "external_utils.py" in text
+    assert "GuardManager: source=L['args'][0], accessed_by=TupleGetItemGuardAccessor(0), type=<class 'torch.Tensor'>" in text
+    assert "GuardManager: source=L['fn'], accessed_by=FrameLocalsGuardAccessor(key='fn', framelocals_idx=2), type=<class 'function'>" in text
+    said = _specialized(log)
+    assert "args[0].size()[0] (s33) = 5" in said
+    assert "model" not in re.findall(r"\w+", said)
+
+
+
+def test_the_model_a_wrapper_runs_is_the_local_its_guard_tree_types_as_a_module():
+    # compiled_optimizer.py: torch's optimizer `wrapper(*args, **kwargs)` around Adam.step, args[0] the optimizer; its
+    # step frame's self the same: none is a module (no submodule or parameter guarded), none is the model.
+    # hf_llama: transformers' wrapped_func's args[0], a LlamaForCausalLM; profile_compiled: wrap_inline's fn.
+    with gzip.open(torch213("compiled_optimizer.log.gz"), "rt", encoding="utf-8") as f:
+        assert "source=L['args'][0], accessed_by=TupleGetItemGuardAccessor(0), type=<class 'torch.optim.adam.Adam'>" in f.read()
+    for log, local in ((torch213("compiled_optimizer.log.gz"), None), (torch213("hf_llama.log.gz"), "args[0]")):
+        with read_trace(str(log)) as trace:
+            timed = compile_times(trace)
+        assert {c.model_local for c in timed.compiles if c.called_from is not None} == {local}
+    assert {c.name for c in timed.compiles} == {"LlamaForCausalLM's forward"}
