@@ -1,5 +1,6 @@
 """What a finding calls a value of a compile whose frame is a wrapper's, not the user's code (torch's wrap_inline,
-a library's decorator): the wrapper's local is the user's model only where its guard tree types it as a module.
+a library's decorator): the wrapper's local is the user's model only where its guard tree types it as a module, and
+a keyword the wrapper passes on is named as the keyword.
 
 nograd_wrapped.py (torch 2.13): `@torch.no_grad() def scale(x)` compiled with dynamic=True: Dynamo compiles torch's
 wrap_inline `inner(*args, **kwargs)` around it, whose args[0] is x, a tensor.
@@ -14,7 +15,7 @@ from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import TORCH213_PROGRAMS, torch213
+from ..conftest import TORCH213_PROGRAMS, cuda211, torch213
 
 
 def _specialized(log) -> str:
@@ -49,3 +50,17 @@ def test_the_model_a_wrapper_runs_is_the_local_its_guard_tree_types_as_a_module(
             timed = compile_times(trace)
         assert {c.model_local for c in timed.compiles if c.called_from is not None} == {local}
     assert {c.name for c in timed.compiles} == {"LlamaForCausalLM's forward"}
+
+
+def test_a_keyword_transformers_wrapper_passes_on_is_named_as_the_keyword():
+    # hf_gpt2_generate.py (CUDA, torch 2.11): GPT2LMHeadModel.generate compiled; the frame is transformers'
+    # generic.py wrapper(self, *args, **kwargs) around the forward, and generate() passes the forward's keywords
+    # (input_ids, attention_mask): `kwargs` is the wrapper's own local, a name the user's code has nowhere.
+    log = cuda211("hf_gpt2_generate.log.gz")
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        text = f.read()
+    assert '"co_name": "wrapper", "co_filename": ' in text and "transformers/utils/generic.py" in text
+    assert "source=L['kwargs']['input_ids']" in text
+    said = _specialized(log)
+    assert "input_ids.size()[1] (s27) = 8; attention_mask.size()[1] (s16) = 9" in said
+    assert "kwargs[" not in said

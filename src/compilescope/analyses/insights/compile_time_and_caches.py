@@ -98,12 +98,16 @@ def so_far_note(ct: CompileTimes, compile_ids: list[str]) -> str:
 # knows that module as the model they compiled, never by the wrapper's local. A wrapper's other `args[0]` (a tensor
 # torch.no_grad's decorator passes on, an optimizer torch's `wrapper` steps) is no model: its name stays.
 _SELF = re.compile(r"^self(?=$|[.\[])")
+# A keyword argument a wrapper frame passes on (`wrapper(self, *args, **kwargs)`, `inner(*args, **kwargs)`): the
+# wrapper's `kwargs` is its own local; the keyword is the one the call wrote (generate()'s `input_ids=`).
+_KEYWORD = re.compile(r"^kwargs\['(\w+)'\](?=$|[.\[])")
 
 
 def as_the_users_model(source: str, wrapped: bool, model_local: str | None = None, keep_self: bool = False) -> str:
     """"model.blocks" of "self.blocks"; where the frame is a wrapper's (wrapped), "model.model.layers" of
-    "args[0].model.layers" and "model" of "fn" where that local is the module it runs (model_local); the source as
-    it is otherwise (a function's own local: the user's name). keep_self: `self` stays (where the text names what
+    "args[0].model.layers" and "model" of "fn" where that local is the module it runs (model_local), and "input_ids"
+    of "kwargs['input_ids']" (the keyword passed on); the source as it is otherwise (a function's own local: the
+    user's name). keep_self: `self` stays (where the text names what
     the model's forward reads, as its code does)."""
     if keep_self and _SELF.match(source):
         return source
@@ -111,7 +115,7 @@ def as_the_users_model(source: str, wrapped: bool, model_local: str | None = Non
         return _SELF.sub("model", source, count=1)
     if model_local is not None and source.startswith(model_local) and source[len(model_local):][:1] in ("", ".", "["):
         return "model" + source[len(model_local):]
-    return source
+    return _KEYWORD.sub(r"\1", source, count=1)
 
 
 def repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
