@@ -1021,3 +1021,22 @@ def test_the_schema_lists_every_section_in_order():
     # docs/diff-schema.md's `section` row, as diff orders the changes (numerics was left out of it)
     (row,) = [line for line in (REPO / "docs" / "diff-schema.md").read_text().splitlines() if line.startswith("| `section` |")]
     assert tuple(re.findall(r"`(\w+)`", row.split("|")[2])) == SECTIONS
+
+
+def test_a_value_several_compiles_specialized_is_said_once_with_their_count(capsys):
+    """hf_llama_fixed.log.gz (dynamic=True): each of the three compiles of transformers' wrapped forward ([0/0], its
+    attempt restarted as [0/0_1], [0/1], [0/2]) specializes layer 0's attention scaling to 0.25 (one value); the diff
+    says that value once, with how many compiles, not "3 values: 0.25, 0.25, 0.25", which reads as three values that
+    differ."""
+    source = "L['args'][0]._modules['model']._modules['layers']._modules['0']._modules['self_attn'].scaling"
+    compiles = {}
+    for line in gzip.open(torch213("hf_llama_fixed.log.gz"), "rt"):
+        if '{"symbolic_shape_specialization"' in line and not line.startswith("\t"):
+            record = json.loads(line[line.index("{"):])
+            if record["symbolic_shape_specialization"]["sources"] == [source]:
+                compiles[(record["frame_id"], record["frame_compile_id"])] = record["symbolic_shape_specialization"]["value"]
+    assert len(compiles) == 3 and {float(v) for v in compiles.values()} == {0.25}
+    assert run_cli("diff", torch213("hf_llama.log.gz"), torch213("hf_llama_fixed.log.gz")) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "+ now specialized: args[0].model.layers[0].self_attn.scaling = 0.25 (×3) (at sdpa_attention.py:182)" in out
+    assert "0.25, 0.25" not in out and "2, 2, 2" not in out

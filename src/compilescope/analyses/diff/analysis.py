@@ -352,7 +352,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         for sources, value, file, line in specs:
             by_place.setdefault((sources, file, line), []).append(value)
         for (sources, file, line), values in by_place.items():
-            shown = values[0] if len(values) == 1 else f"{len(values)} values: {', '.join(number_text(v) for v in values)}"
+            shown = _values_text(values)
             spec = {"sources": list(sources), "value": values[0], "values": values, "file": file, "line": line}
             changes.append(Change("dynamic_shapes", kind, f"{verb}: {', '.join(words(src, file, line) for src in sources)} = {shown} ({places[kind][(sources, file, line)]})",
                                   None, spec if kind == "removed" else None, spec if kind == "added" else None))
@@ -396,6 +396,14 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   "killed while compiling): what it did after is not in the log and may show below as "
                                   "a change" + said)
     return result
+
+
+def _values_text(values: list[str]) -> str:
+    """The values a source was specialized to, each once: "0.25 (×3)" where three compiles specialized it to one value
+    (a layer's constant, read again by each recompile), "2 values: 0.1 (×2), 0.2"; not "3 values: 0.25, 0.25, 0.25"."""
+    seen = Counter(values)
+    shown = [number_text(v) + (f" (×{seen[v]})" if seen[v] > 1 else "") for v in seen]
+    return shown[0] if len(shown) == 1 else f"{len(shown)} values: {', '.join(shown)}"
 
 
 def _may_be_unread(change: Change, side: str, facts: RunFacts, other: RunFacts) -> bool:
