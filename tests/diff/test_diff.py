@@ -1040,3 +1040,20 @@ def test_a_value_several_compiles_specialized_is_said_once_with_their_count(caps
     out = " ".join(capsys.readouterr().out.split())
     assert "+ now specialized: args[0].model.layers[0].self_attn.scaling = 0.25 (×3) (at sdpa_attention.py:182)" in out
     assert "0.25, 0.25" not in out and "2, 2, 2" not in out
+
+
+def test_a_kernel_the_same_function_compiles_fewer_times_is_not_said_to_move(capsys):
+    """tensor_subclasses.log.gz compiles calibrate twice ([0/0], and [0/1] for x.unit 'cm'), each output code defining
+    cpp_fused_add_mul_0; the fixed run compiles it once. The kernel is one fewer copy of the same in the same function:
+    the diff says how many times each run compiled it, not "which B computed in calibrate", which names the very
+    function compared as if the work had moved there."""
+    def output_codes(name: str) -> list[str]:
+        return [line for line in gzip.open(torch213(name), "rt").read().split("\n")
+                if '"inductor_output_code"' in line and '"frame_id": 0,' in line and not line.startswith("\t")]
+    assert len(output_codes("tensor_subclasses.log.gz")) == 2 and len(output_codes("tensor_subclasses_fixed.log.gz")) == 1
+    assert gzip.open(torch213("tensor_subclasses.log.gz"), "rt").read().count("cpp_fused_add_mul_0 = ") == 2
+    assert run_cli("diff", torch213("tensor_subclasses.log.gz"), torch213("tensor_subclasses_fixed.log.gz")) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("calibrate (tensor_subclasses.py:92): generated kernels 2 → 1: - cpp_fused_add_mul_0 (add, mul at "
+            "tensor_subclasses.py:94; A compiled it 2 times, B once)") in out
+    assert "which B computed in calibrate" not in out

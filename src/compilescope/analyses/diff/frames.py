@@ -155,11 +155,18 @@ def _kernels_changed(fa: FrameFacts, fb: FrameFacts,
                and names_b[x["kernel"]] == 0 and names_a[y["kernel"]] == 0]
     parts: list[str] = []
     detail: dict[str, Any] = {"kernels_added": [], "kernels_removed": [], "kernels_renamed": []}
+    keys = {"A": Counter(key(w) for w in wa), "B": Counter(key(w) for w in wb)}
     for side, only, work, other in (("B", only_b, wb, 0), ("A", only_a, wa, 1)):
         for k in only:
             w = next(x for x in work if key(x) == k)
-            elsewhere = _computed_in(runs[other], k) if runs is not None else None
-            where = f", which {'A' if other == 0 else 'B'} computed in {elsewhere}" if elsewhere else ""
+            other_side = "A" if other == 0 else "B"
+            # (a kernel this frame makes in both runs, in more of one side's graphs (a recompile the other run did
+            # not need): not computed elsewhere, so the other run's frame that has it is not named as if it were)
+            elsewhere = (_computed_in(runs[other], k, besides=fa.key) if runs is not None and not keys[other_side][k]
+                         else None)
+            where = (f", which {other_side} computed in {elsewhere}" if elsewhere
+                     else f"; {side} compiled it {times(keys[side][k])}, {other_side} {times(keys[other_side][k])}"
+                     if keys[other_side][k] else "")
             parts.append(f"{'+' if side == 'B' else '-'} {w['kernel']} ({_computes(w)}{where})")
             detail["kernels_added" if side == "B" else "kernels_removed"].append({**w, "other_run_frame": elsewhere})
     for x, y in renamed:
@@ -171,10 +178,11 @@ def _kernels_changed(fa: FrameFacts, fb: FrameFacts,
     return (f": {'; '.join(parts)}" if parts else ""), detail
 
 
-def _computed_in(run: RunFacts, k: tuple[tuple[str, ...], tuple[str, ...]]) -> str | None:
-    """The label of the run's frame with a kernel computing these ops at these lines."""
+def _computed_in(run: RunFacts, k: tuple[tuple[str, ...], tuple[str, ...]], besides: str) -> str | None:
+    """The label of the run's frame, other than the frame keyed besides (the one compared), with a kernel computing
+    these ops at these lines."""
     for f in run.frames.values():
-        if any((tuple(w["ops"]), tuple(w["lines"])) == k for w in _work_of(f) or ()):
+        if f.key != besides and any((tuple(w["ops"]), tuple(w["lines"])) == k for w in _work_of(f) or ()):
             return f.label
     return None
 
