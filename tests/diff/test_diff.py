@@ -22,7 +22,7 @@ from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import print_diff
 from compilescope.wording import format_seconds
 
-from ..conftest import REPO, TORCH213_LOGS, cuda211, run_cli, shared, torch213, torch214
+from ..conftest import REPO, TORCH213_LOGS, cuda211, peer, run_cli, shared, torch213, torch214
 from ..gpu_variants import RESIDUAL_SKIP, log_text, max_autotune_log, with_cudagraph_skip, with_other_winner
 from .helpers import copy_fleet, cut_inside, diff, facts, log, rank_dir
 
@@ -1057,3 +1057,19 @@ def test_a_kernel_the_same_function_compiles_fewer_times_is_not_said_to_move(cap
     assert ("calibrate (tensor_subclasses.py:92): generated kernels 2 → 1: - cpp_fused_add_mul_0 (add, mul at "
             "tensor_subclasses.py:94; A compiled it 2 times, B once)") in out
     assert "which B computed in calibrate" not in out
+
+
+def test_a_dynamo_set_logged_in_another_order_is_no_config_change(capsys):
+    """peer-tlparse's chromium_events.log and simple.log: torch wrote Dynamo's allowed_functions_module_string_ignorelist,
+    a set, in the order of each process's string hashing (older torch did not sort sets before logging its config):
+    the same five modules in two orders, which the diff called a change. suppress_errors, which does differ, still is
+    one."""
+    def ignore_list(name: str) -> list[str]:
+        [found] = set(re.findall(r'allowed_functions_module_string_ignorelist\\": \[([^\]]*)\]', peer(name).read_text()))
+        return re.findall(r'\\"([^\\]+)\\"', found)
+    a, b = ignore_list("chromium_events.log"), ignore_list("simple.log")
+    assert a != b and sorted(a) == sorted(b)
+    assert run_cli("diff", peer("chromium_events.log"), peer("simple.log")) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "allowed_functions_module_string_ignorelist" not in out
+    assert "config dynamo.suppress_errors: true → false" in out

@@ -37,6 +37,22 @@ def _config_value(value: str | None, side: str) -> str:
     return value
 
 
+def _same_set(key: str, va: str | None, vb: str | None) -> bool:
+    """Both runs' values of a Dynamo option are one list in another order: a set, which torch before its config logging
+    sorted them wrote in the order of Python's string hashing, that each process draws anew (peer-tlparse's simple.log
+    and chromium_events.log, one torch: allowed_functions_module_string_ignorelist in two orders). Dynamo's list
+    options are sets of names or ops, whose order does nothing."""
+    if not key.startswith("dynamo.") or va is None or vb is None:
+        return False
+    try:
+        la, lb = orjson.loads(va), orjson.loads(vb)
+    except orjson.JSONDecodeError:
+        return False
+    if not (isinstance(la, list) and isinstance(lb, list) and len(la) == len(lb)):
+        return False
+    return sorted(map(orjson.dumps, la)) == sorted(map(orjson.dumps, lb))
+
+
 def _option_words(leaf: str) -> tuple[str, ...]:
     return tuple(word for word in leaf.split("_") if word)
 
@@ -76,7 +92,7 @@ def config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     only = {"A": {}, "B": {}}  # type: dict[str, dict[str, str]]
     for key in sorted(set(a.config) | set(b.config)):
         va, vb = a.config.get(key), b.config.get(key)
-        if va == vb:
+        if va == vb or _same_set(key, va, vb):
             continue
         if upgrade and (va is None or vb is None):
             only["B" if va is None else "A"][key] = _config_value(vb if va is None else va, "")
