@@ -228,6 +228,25 @@ def test_diff_says_the_launch_changed_and_the_kernel_and_its_compiles_did_not():
                                                   "(A: [0/0], [0/1] (n symbolic in [0/1]))")
 
 
+
+def test_diff_of_a_kernel_entering_the_graph_the_same_way_from_other_lines_says_so():
+    """triton_op_mutation.py and its fixed twin, triton_op_mutation_fixed.py, both call scale_kernel through the custom
+    op mylib::scale_tr (torch.library.triton_op in each program) at lines 41 and 46 of their own files. Nothing of how
+    its launch enters the graph changed, only the file: the diff says the same way in, from other lines, not "how
+    its launch enters the graph changed"."""
+    programs = CUDA211_LOGS.parent / "programs"
+    for name in ("triton_op_mutation.py", "triton_op_mutation_fixed.py"):
+        assert "@triton_op(\"mylib::scale_tr\"" in (programs / name).read_text().replace("torch.library.", "")
+    a_at, b_at = (", ".join(f"{name}:{line_holding(programs / name, code)}"
+                            for code in ("scaled = scale_tr(x, 2.0)", "    scale_tr(x, 2.0)"))
+                  for name in ("triton_op_mutation.py", "triton_op_mutation_fixed.py"))
+    a, b = (run_facts(analyze(read_trace(cuda211(f"triton_op_mutation{v}.log.gz")))) for v in ("", "_fixed"))
+    (change,) = [c for c in diff_runs(a, b).changes if "your Triton kernel" in c.title]
+    assert change.title == (
+        f"your Triton kernel scale_kernel: called at {a_at}, through the custom op mylib::scale_tr → called at {b_at}: "
+        "the same way into the graph, from other lines; the kernel is the same in both: its code, compiled in [0/0], "
+        "[1/0]")
+
 def test_diff_places_tritons_cdiv_nodes_at_the_launch_whose_grid_they_compute():
     # [0/0] took n = 4096 as a number: its grid is cdiv(4096, 1024) = 4, no node. [0/1]'s n is s77: triton.cdiv's
     # `(x + y - 1) // y`, three nodes at Triton's own line (no user line, so diff listed them with none), computes the

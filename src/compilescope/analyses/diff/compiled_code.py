@@ -187,11 +187,13 @@ def user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] 
         return (", ".join(compile_id + (f" ({len(same)} times)" if len(same) > 1 else "") for compile_id, same in per_id.items())
                 + (f" ({'; '.join(symbolic)})" if symbolic else ""))
 
+    def how(ks: list[dict[str, Any]]) -> str:
+        return " or ".join(dict.fromkeys(w for k in ks if (w := launch_words(k.get("launch_call")))))
+
     def launch(ks: list[dict[str, Any]]) -> str:
         at = ", ".join(dict.fromkeys(u for k in ks for u in k["launched_at"]))
-        how = " or ".join(dict.fromkeys(w for k in ks if (w := launch_words(k.get("launch_call")))))
-        called = "called" if how.startswith("through the custom op") else "launched"  # (the op's call, not a launch)
-        return ", ".join(filter(None, [f"{called} at {at}" if at else "", how]))
+        called = "called" if how(ks).startswith("through the custom op") else "launched"  # (the op's call, not a launch)
+        return ", ".join(filter(None, [f"{called} at {at}" if at else "", how(ks)]))
 
     ka, kb = by_name(a), by_name(b)
     out = []
@@ -213,7 +215,11 @@ def user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] 
                                                                   compiles(ks) == compiles(other))) if kept]
         changed = [] if same_code or None in codes[0] | codes[1] else ["its code changed"]
         changed += [] if compiles(ks) == compiles(other) else [f"compiled in {compiles(ks)} → {compiles(other)}"]
-        title = f"your Triton kernel {name}: how its launch enters the graph changed: {launch(ks)} → {launch(other)}"
+        if how(ks) == how(other):  # (the same way in, from other lines: the program's file renamed or edited)
+            title = (f"your Triton kernel {name}: {launch(ks)} → {launch(other).partition(', ' + how(other))[0]}: "
+                     f"the same way into the graph, from other lines")
+        else:
+            title = f"your Triton kernel {name}: how its launch enters the graph changed: {launch(ks)} → {launch(other)}"
         if same:
             title += f"; the kernel is the same in both: {', '.join(same)}"
         if changed:
