@@ -237,3 +237,19 @@ def test_execution_order_unavailable_without_graph_execution(landing):
     report = landing("multi_rank_runtime")
     assert report.analysis["exec_order"] is None
     assert "Execution-order analysis unavailable" in report.html
+
+
+def test_multi_rank_runtime_ranks_failing_one_identity_guard_are_one_group(landing):
+    """multi_rank_runtime: [0/2] recompiled on ranks 0-4 because `fn` was another function than [0/0]'s, guard
+    ___check_obj_id(fn, <id>) where the id is that function's address in each process (rank 0's log gives one
+    address, ranks 1-4's another). The same guard failed on each: one reason for the five ranks, the address said as
+    what it is, not a reason per address."""
+    reasons = {}
+    for rank in range(5):
+        [log] = (PEER_INPUTS / "multi_rank_runtime").glob(f"*_rank_{rank}.log")
+        reasons[rank] = {line.split('"recompile_reason": "0/0: ')[1].split(")")[0] + ")"
+                         for line in log.read_text().splitlines() if '"recompile_reason": "0/0: ___check_obj_id(fn' in line}
+    assert len({r for found in reasons.values() for r in found}) == 2 and all(len(r) == 1 for r in reasons.values())
+    details = landing("multi_rank_runtime").divergence("compile_ids")["details"]
+    assert "[0/2] compiled only on ranks 0-4: ___check_obj_id(fn, <its id in that process>)" in details
+    assert not [d for d in details if "rank 0: ___check_obj_id" in d]

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import asdict, field
 from typing import Any, Callable, Hashable, Iterable, Mapping
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId, compilation_key
 from .autotuning import config_items
 from .rank_summary import RankCrash, RankSummary, collective_kind
@@ -532,6 +533,17 @@ def _keys_with_several_values(by_rank: Mapping[int, Mapping[Any, Hashable]]) -> 
     return [key for key, seen in values.items() if len(seen) > 1]
 
 
+# An object's id in an identity guard (`___check_obj_id(fn, 139645370122560)`): its address in that process, which
+# every rank has its own of, so the same guard failing on each rank read as a reason per rank.
+_OBJECT_ID = lazy_compile(r"(___check_obj_id\([^,()\n]{1,500}, )\d{1,30}\)")
+
+
+def _without_object_ids(reason: str | None) -> str | None:
+    """A recompile reason with each object id of its identity guards said as what it is: alike on every rank that
+    failed the same guard ("___check_obj_id(fn, <its id in that process>)")."""
+    return _OBJECT_ID.sub(r"\1<its id in that process>)", reason) if reason else reason
+
+
 def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
     """Compile ids that some ranks compiled and others not, each with why, where those ranks logged it: the guard
     whose failure recompiled it ("[0/1] compiled only on rank 1: tensor 'args[0]' size mismatch at index 0. expected
@@ -554,8 +566,8 @@ def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
     for (compilation, sharing), cids in alike.items():
         ranks, first, restarts = list(sharing), cids[0], cids[1:]
         # Only a restart on these ranks (the compilation is everywhere): its reason is not why they differ.
-        why = _group({rank: reasons[rank].get(compilation) if first == compilation else None for rank in ranks},
-                     lambda reason: reason, lambda reason: reason or "")
+        why = _group({rank: _without_object_ids(reasons[rank].get(compilation)) if first == compilation else None
+                      for rank in ranks}, lambda reason: reason, lambda reason: reason or "")
         said = [g for g in why if g.what]
         if said and explained_by is None:
             explained_by = said[0].ranks[0]
