@@ -27,13 +27,16 @@ def test_clean_run_passes_every_rule(capsys):
                  "--max-compile-seconds", "600", "--baseline", log("base_again"))
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert lines(out)[1:] == ["compilescope check: 9 rules passed"]
+    assert lines(out)[1:] == ["compilescope check: 9 rules passed (max-graph-breaks, max-recompiles, no-failures, "
+                              "max-compile-seconds, baseline-graph-breaks, baseline-recompiles, "
+                              "baseline-compile-time, baseline-failures, baseline-cudagraphs)"]
     assert lines(out)[0].startswith("baseline-compile-time passed: compile time 30.25 s → 44.13 s: ")
 
 
 def test_without_rules_failures_are_checked(capsys):
+    # and the line that passes says so: which rule it checked, not only how many
     assert run_cli("check", log("base")) == 0
-    assert "1 rule passed" in capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines() == ["compilescope check: 1 rule passed (no-failures)"]
 
 
 @pytest.mark.parametrize("name, where, expr, assumed", [
@@ -323,7 +326,9 @@ def test_compile_time_fails_the_gate_where_diff_calls_it_a_change(capsys):
         f"compiled anew; torch logged {format_seconds(saved_s)} of compiling saved by the baseline's hits"]
     # Faster is no regression, and nothing is said of it.
     assert run_cli("check", log("warm"), "--baseline", log("cold")) == 0
-    assert lines(capsys.readouterr().out) == ["compilescope check: 5 rules passed"]
+    assert lines(capsys.readouterr().out) == ["compilescope check: 5 rules passed (baseline-graph-breaks, "
+                                              "baseline-recompiles, baseline-compile-time, baseline-failures, "
+                                              "baseline-cudagraphs)"]
 
 
 def test_the_threshold_options_are_diffs_and_override_the_default(capsys):

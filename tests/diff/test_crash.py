@@ -102,7 +102,7 @@ def test_check_fails_a_run_that_crashed_and_names_the_crash(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines() == [f"no-crash: the run crashed: {_described(raw)}"]
     # The same run without its crash record passes: nothing else of the log fails.
     assert run_cli("check", clean) == 0
-    assert capsys.readouterr().out.splitlines() == ["compilescope check: 1 rule passed"]
+    assert capsys.readouterr().out.splitlines() == ["compilescope check: 1 rule passed (no-failures)"]
     # JSON: the rule comes first, and its details add the user's line on the stack.
     assert run_cli("check", NATIVE, "--json") == 1
     rules = json.loads(capsys.readouterr().out)["rules"]

@@ -183,7 +183,7 @@ def test_check_tells_the_crash_in_loading_apart_and_lets_the_build_gates_decide(
         # Allowed: it passes and still says so; the default no-failures holds (the compile did not fail).
         assert run_cli("check", cuda211(log), "--allow-aoti-load-crash") == 0
         assert capsys.readouterr().out.splitlines() == [
-            f"no-aoti-load-crash passed: allowed (--allow-aoti-load-crash): {crash}", "compilescope check: 2 rules passed"]
+            f"no-aoti-load-crash passed: allowed (--allow-aoti-load-crash): {crash}", "compilescope check: 2 rules passed (no-aoti-load-crash, no-failures)"]
         assert run_cli("check", cuda211(log), "--allow-aoti-load-crash", "--json") == 0
         doc = orjson.loads(capsys.readouterr().out)
         assert doc["passed"] and [r["rule"] for r in doc["rules"]] == ["no-aoti-load-crash", "no-failures"]

@@ -24,7 +24,7 @@ def test_a_compile_after_a_failed_one_is_not_a_recompile(capsys):
     (f,) = [fr for fr in facts.frames.values() if fr.function == "f"]
     assert f.compile_ids == ["[0/0]", "[0/1_1]"] and f.statuses[0] == "error" and f.recompiles == 0
     assert run_cli("check", LOG, "--max-recompiles", "0") == 0
-    assert capsys.readouterr().out.strip() == "compilescope check: 1 rule passed"
+    assert capsys.readouterr().out.strip() == "compilescope check: 1 rule passed (max-recompiles)"
 
 
 def test_a_recompile_after_a_cached_compile_still_counts():

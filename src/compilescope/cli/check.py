@@ -212,7 +212,9 @@ class CheckCommand:
                 elif r.noteworthy:
                     print(f"{r.name} passed: {r.message}")
             if not failed:
-                print(f"compilescope check: {len(results)} rule{'' if len(results) == 1 else 's'} passed")
+                # (by name: `check LOG` alone asks for no-failures only, which "1 rule passed" did not say)
+                print(f"compilescope check: {len(results)} rule{'' if len(results) == 1 else 's'} passed "
+                      f"({', '.join(r.name for r in results)})")
         return 1 if failed else 0
 
     @staticmethod
