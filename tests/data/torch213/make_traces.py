@@ -294,6 +294,15 @@ SCENARIOS = [
     # The mistake of custom_op_mutation in a program laid out as a package: the compiled function in pkg/model.py
     # imports its op from pkg/ops.py absolutely (`from pkg.ops import scale`), found from the script's folder.
     Scenario("op_in_package", "op_in_package/main.py", gzip=True, keep_output=True),
+    # A library's model (mylib, in programs/library_args_site/lib/python3.11/site-packages: a path of installed code)
+    # called with the user's tensors positionally (_positional), to a forward that passes one on to a loss breaking
+    # the graph (_target), and over two lines (_multiline): where each tensor whose size recompiles comes from.
+    *[Scenario(f"library_args_{v}", "library_args.py", gzip=True, env={
+        "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
+        "ARGS_VARIANT": v})
+      for v in ("positional", "target", "multiline")],
+    # One model cast with m.double() between two calls: a dtype recompile of self's parameters.
+    Scenario("one_model_cast", "one_model_cast.py", gzip=True),
 ]
 
 SCRUB_ENV = [
