@@ -166,8 +166,9 @@ def test_generates_kv_cache_that_grew_is_named_and_given_the_static_cache_fix(tm
     [cache_fix] = [a for a in wrapper.advice if "KV cache" in a]
     assert ("kwargs['past_key_values'], a DynamicCache" in cache_fix and "generate()" in cache_fix
             and 'cache_implementation="static"' in cache_fix and "dynamic=True" in cache_fix)
-    assert ("Sizes change between calls (kwargs['input_ids'] at index 1, passed in by the call at "
-            "hf_gpt2_generate.py:20)") in " ".join(wrapper.advice)
+    # (named as the call names it: `model(input_ids=ids)`)
+    assert ("Sizes change between calls (ids at index 1, passed in by the call at hf_gpt2_generate.py:20): mark "
+            "that dimension dynamic with torch._dynamo.mark_dynamic(ids, 1)") in " ".join(wrapper.advice)
     [generated] = [a for a in wrapper.advice if a.startswith("transformers' generate() makes the inputs it passes")]
     assert "(kwargs['input_ids'] at index 1:" in generated
 
@@ -366,3 +367,55 @@ def test_a_dtype_recompile_of_two_models_sharing_a_forward_is_said_so_not_cast_t
     assert "float16 in [0/0] and float32 in [0/1]" in advice
     assert ("[0/0] benchmarked kernels while compiling (max-autotune); [0/1] ran as CUDA graphs (reduce-overhead)"
             in advice)
+
+
+def test_a_tensor_the_users_call_passes_positionally_to_a_librarys_forward_is_placed_at_that_call():
+    # library_args.py (positional) calls mylib's Net (a package under lib/python3.11/site-packages) as `cm(t)`, line 24,
+    # into `forward(self, x)`: x's size recompiles. The call's text does not name x: it passes it by position.
+    program = PROGRAMS_213 / "library_args.py"
+    assert _line(program, 24) == "out = cm(t)"
+    forward = _frames(torch213("library_args_positional.log.gz"))["forward"]
+    (step,) = forward.steps
+    assert (step.guard.tensor, step.guard.location_kind, step.guard.location.short) == (
+        "x", "call", "library_args.py:24")
+    (advice,) = forward.advice
+    assert "(x at index 0, passed in by the call at library_args.py:24)" in advice
+
+
+def test_a_call_split_over_lines_may_pass_any_argument():
+    # library_args.py (multiline): `cm(torch.randn(n, 4),` / `target=t)`, lines 28-29; the stack holds line 28 only,
+    # whose text passes x by position.
+    program = PROGRAMS_213 / "library_args.py"
+    assert _line(program, 28) == "out = cm(torch.randn(n, 4),"
+    forward = _frames(torch213("library_args_multiline.log.gz"))["forward"]
+    assert [(s.guard.tensor, s.guard.location_kind, s.guard.location.short) for s in forward.steps] == [
+        ("x", "call", "library_args.py:28")]
+
+
+def test_a_users_tensor_a_librarys_forward_passes_on_is_not_said_to_be_the_librarys():
+    # library_args.py (target): `cm(x, t)`, line 26; Net3.forward passes `target` (the user's t) on to loss3, which
+    # breaks the graph, so loss3 is compiled apart and recompiles on target's size; its resume function on d's.
+    program = PROGRAMS_213 / "library_args.py"
+    assert _line(program, 26) == "out = cm(x, t)"
+    frames = _frames(torch213("library_args_target.log.gz"))
+    loss3 = frames["loss3"]
+    assert not any("no tensor of yours" in advice for advice in loss3.advice)
+    assert [(s.guard.tensor, s.guard.location_kind, s.guard.location.short) for s in loss3.steps] == [
+        ("target", "call", "library_args.py:26")]
+    # The resume function's d is loss3's local, carried across its graph break (line 15): said so, and the function
+    # named as the headings name it, not by Dynamo's torch_dynamo_resume_in_loss3_at_15.
+    (advice,) = frames["torch_dynamo_resume_in_loss3_at_15"].advice
+    assert ("made and carried across the graph break into the rest of loss3 after its graph break at line 15 "
+            "(__init__.py:15, library code)") in advice
+    assert "torch_dynamo_resume_in" not in advice
+
+
+def test_a_keyword_argument_is_marked_dynamic_by_the_users_name_for_it():
+    # gpt2_train.py:13 is `out = cmodel(input_ids=ids, labels=ids)`: the tensor the user can mark is ids.
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    assert _line(log.parent / "script.py", 13) == "out = cmodel(input_ids=ids, labels=ids)"
+    with read_trace(str(log)) as trace:
+        advice = [a for f in insights(trace).recompiles.frames for a in f.advice if "mark_dynamic(" in a]
+    assert advice and all("torch._dynamo.mark_dynamic(ids, 1)" in a for a in advice)
+    assert not any("mark_dynamic(input_ids" in a or "mark_dynamic(labels" in a for a in advice)
+

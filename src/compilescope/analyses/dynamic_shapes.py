@@ -519,7 +519,8 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
     compiled = frames.compiled(compile_id)
     caller = frames.called_from(compile_id)
     if caller is not None and placed_at_call(compiled.filename if compiled is not None else None, symbol.source,
-                                             symbol.location.filename, caller.code):
+                                             symbol.location.filename, caller.code,
+                                             compiled.function if compiled is not None else None):
         symbol.location, symbol.passed_in = caller, True
 def _made_by(sym: dict) -> str | None:
     """The torch function that made an unbacked symbol: its Python stack's innermost ("local_scalar_dense" for

@@ -6,6 +6,7 @@ messages) as Python traceback lines. These helpers find them; they never guess.
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import re
@@ -292,23 +293,49 @@ _LOCAL = lazy_compile(r"^L\['([^'\n]{1,500})'\]")
 _SIZE_OF = lazy_compile(r"\.size\(\)\[\d{1,6}\]$")
 
 
-# A name as a word of a call's arguments (`labels` in `model(input_ids=ids, labels=ids)`).
-_ARGUMENTS_TEXT = lazy_compile(r"\((?P<arguments>.*)$", re.DOTALL)
+def _calls_in(code: str) -> list[ast.Call] | None:
+    """The calls a line's text makes, or None where the text is no whole statement (the first line of a call split
+    over lines, all a stack holds of it)."""
+    try:
+        tree = ast.parse(code.strip())
+    except (SyntaxError, ValueError):
+        return None
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
 
 
-def passed_by_call(call_code: str | None, value: str) -> bool:
+def passed_by_call(call_code: str | None, value: str, frame_function: str | None = None) -> bool:
     """Whether the user's call (its line's text) may have passed the frame's argument named value: `args[1]` and
-    `kwargs['k']` are a wrapper's own arguments, as the call passed them; a named one (`logits`) only where the call's
-    arguments name it. A library frame compiled inside the call (transformers' loss, called by the model's forward)
-    takes values the library made: `logits`, where the user's line is `model(input_ids=ids, labels=ids)`."""
+    `kwargs['k']` are a wrapper's own arguments, as the call passed them; a named one (`logits`) unless the line is
+    whole and each of its calls passes keywords only, none of them that name. A library frame compiled inside the call
+    (transformers' loss, called by the model's forward) takes values the library made: `logits`, where the user's line
+    is `model(input_ids=ids, labels=ids)`. A positional argument (`cm(x)` into `forward(self, x)`) or a call whose
+    text the stack cuts may pass any name. A resume function's arguments (frame_function: Dynamo's
+    torch_dynamo_resume_in_loss_at_49) are the locals it carries across a graph break: passed only where the call's
+    text names them."""
     name = _SIZE_OF.sub("", _LOCAL.sub(r"\1", value))
     if call_code is None or not name.isidentifier():
         return True
-    arguments = _ARGUMENTS_TEXT.search(call_code)
-    return arguments is not None and re.search(rf"\b{re.escape(name)}\b", arguments["arguments"]) is not None
+    if (frame_function or "").startswith("torch_dynamo_resume_in_"):
+        return re.search(rf"\b{re.escape(name)}\b", call_code) is not None
+    calls = _calls_in(call_code)
+    return not calls or any(call.args or any(kw.arg is None or kw.arg == name for kw in call.keywords)
+                            for call in calls)
 
 
-def placed_at_call(frame_file: str | None, value: str, used_file: str | None, call_code: str | None = None) -> bool:
+def passed_as(call_code: str | None, value: str) -> str | None:
+    """The user's name for an argument their call passed by keyword under another name: `ids` for `input_ids`, where
+    the line is `model(input_ids=ids, labels=ids)`; None where no call of the line passes it so."""
+    name = _SIZE_OF.sub("", _LOCAL.sub(r"\1", value))
+    m = re.match(r"^kwargs\[['\"](\w+)['\"]\]$", name)
+    name = m[1] if m else name
+    calls = _calls_in(call_code) if call_code is not None and name.isidentifier() else None
+    passed = {kw.value.id for call in calls or [] for kw in call.keywords
+              if kw.arg == name and isinstance(kw.value, ast.Name)}
+    return next(iter(passed)) if len(passed) == 1 and name not in passed else None
+
+
+def placed_at_call(frame_file: str | None, value: str, used_file: str | None, call_code: str | None = None,
+                   frame_function: str | None = None) -> bool:
     """Whether the user's line that called a compiled frame places a value better than the line that first used it:
     the frame is a library's (transformers' decorator `wrapped_func` around the model's forward), the value one of its
     arguments as it is (`args[1]`, `kwargs['input_ids']`, or a size of one: `args[1].size()[1]`), and its first use is
@@ -317,7 +344,8 @@ def placed_at_call(frame_file: str | None, value: str, used_file: str | None, ca
     passed_by_call). One rule for recompiles' failed checks and dynamic shapes' symbols."""
     return (frame_file is not None and not is_torch_file(frame_file) and code_origin(frame_file) == "library code"
             and _ARGUMENT.match(_SIZE_OF.sub("", _LOCAL.sub(r"\1", value))) is not None
-            and (used_file is None or code_origin(used_file) is not None) and passed_by_call(call_code, value))
+            and (used_file is None or code_origin(used_file) is not None)
+            and passed_by_call(call_code, value, frame_function))
 
 
 def called_inside_compiled_code(stack: list | None) -> bool:

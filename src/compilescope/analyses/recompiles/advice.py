@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ...model.trace import Compile
 from ...wording import and_list, first_listed, possessive
 from ..dynamic_shapes import dynamo_config
-from ..graph_breaks.resume_names import function_label
+from ..graph_breaks.resume_names import function_label, resume_of
 from ..installed_guards import GuardTree, tree_marked_dims
 from ..stack_values import StackValue
 from ..user_locations import UserLocation, code_origin, user_source_name
@@ -208,13 +208,20 @@ def library_size_advice(tensor: str, dim: str, code: UserLocation | None, caller
                         made_dynamic: bool) -> str:
     """The advice for a size that changed of a value the library made and passed to a frame compiled apart (the
     output dataclass __init__'s `logits`, made by transformers' forward): no tensor of the user's to mark dynamic."""
-    frame = f"{code.function} ({code.short}, {code_origin(code.filename)})" if code is not None and code.function else (
-        "this function")
+    # (a resume function by what it is, the rest of the library's function after its graph break: the value is one of
+    # that function's locals, carried across the break, not passed in)
+    resumed = resume_of(code.function) if code is not None else None
+    frame = (f"{function_label(code.function)} ({code.short}, {code_origin(code.filename)})"
+             if code is not None and code.function else "this function")
+    if resumed and code is not None:
+        frame = (f"the rest of {resumed[0]} after its graph break at line {resumed[1]} ({code.short}, "
+                 f"{code_origin(code.filename)})")
     call = f" at {caller.short}" if caller is not None else ""
     made = (" torch made that dimension dynamic at this recompile, so later sizes reuse it; to have it dynamic from "
             "the first compile" if made_dynamic else " To have it dynamic from the first compile")
+    how = f"carried across the graph break into {frame}" if resumed else f"passed to {frame}"
     return (f"The size that changed ({tensor} at index {dim}) is of a value the code your call{call} runs made and "
-            f"passed to {frame}, compiled apart inside that call: there is no tensor of yours named {tensor} to mark "
+            f"{how}, compiled apart inside that call: there is no tensor of yours named {tensor} to mark "
             f"dynamic.{made}, compile with dynamic=True.")
 
 

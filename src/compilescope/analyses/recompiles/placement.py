@@ -15,7 +15,7 @@ from ..fx_sites import GRAPH_ARTIFACT, first_use
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled_code, code_origin,
-                              is_clipped_torch_file, is_torch_file, last_user_stack_frame, passed_by_call,
+                              is_clipped_torch_file, is_torch_file, last_user_stack_frame, passed_as, passed_by_call,
                               placed_at_call, user_source_name)
 from . import CompileTexts, FailedGuard, RecompileStep, SIZE_GUARD
 from .advice import (CACHE_ADVICE, CACHE_ADVICE_GENERATE, GENERATED_SIZE_ADVICE, library_size_advice,
@@ -105,7 +105,8 @@ def _place_tensor_check(guard: FailedGuard, texts: CompileTexts, code: UserLocat
                 used, used_in_torch = UserLocation(node.path, node.line, node.function, node.code), False
         torch_frame = code is None or is_torch_file(code.filename)
         passed_in = caller is not None and placed_at_call(code.filename if code is not None else None, guard.tensor,
-                                                          used.filename if used is not None else None, caller.code)
+                                                          used.filename if used is not None else None, caller.code,
+                                                          code.function if code is not None else None)
         if used is not None and not used_in_torch and not passed_in:
             guard.location, guard.location_kind = used, "first_use"
         elif caller is not None and (torch_frame or passed_in):
@@ -152,7 +153,7 @@ def _made_by_library(guard: FailedGuard, tensor: str, code: UserLocation | None,
     that the library's code called while it ran compiled (transformers' output dataclass __init__'s `logits`)."""
     caller = compiled_frames.called_from(entry.compile_id)
     return (code is not None and code_origin(code.filename) is not None and guard.location_kind != "call"
-            and caller is not None and not passed_by_call(caller.code, tensor)
+            and caller is not None and not passed_by_call(caller.code, tensor, code.function)
             and called_inside_compiled_code(compiled_frames.stack(entry.compile_id)))
 
 
@@ -223,8 +224,11 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                 # An argument the user's call passed (args[1]): which call, as they know it by its line
                 passed = f", passed in by the call at {guard.location.short}" if (
                     guard.location_kind == "call" and guard.location is not None) else ""
-                if not any(t == size["tensor"] and d == size["dim"] for t, d, _ in sizes):
-                    sizes.append((size["tensor"], size["dim"], passed))
+                # (named as the user's line names it: `ids`, where the call passes `input_ids=ids`)
+                tensor = (passed_as(guard.location.code, size["tensor"]) if passed and guard.location is not None
+                          else None) or size["tensor"]
+                if not any(t == tensor and d == size["dim"] for t, d, _ in sizes):
+                    sizes.append((tensor, size["dim"], passed))
             elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
                 words = CACHE_ADVICE_GENERATE if _in_generate(compiled_frames.stack(entry.compile_id)) else CACHE_ADVICE
                 advice = words.format(source=guard.cache_source, cls=guard.cache_class)
