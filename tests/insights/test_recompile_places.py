@@ -419,3 +419,14 @@ def test_a_keyword_argument_is_marked_dynamic_by_the_users_name_for_it():
     assert advice and all("torch._dynamo.mark_dynamic(ids, 1)" in a for a in advice)
     assert not any("mark_dynamic(input_ids" in a or "mark_dynamic(labels" in a for a in advice)
 
+
+def test_a_dtype_recompile_of_one_model_cast_is_not_said_to_be_two_models():
+    # one_model_cast.py compiles one MLP, calls it at line 19, casts it with m.double() (line 20) and calls it at 21:
+    # the guard trees are those two models of one class would give, and both lines call the same `c`.
+    program = PROGRAMS_213 / "one_model_cast.py"
+    assert _line(program, 20) == "m.double()"
+    forward = _frames(torch213("one_model_cast.log.gz"))["forward"]
+    (advice,) = forward.advice
+    assert "two models, called at" not in advice and "Not a dtype change inside one model" not in advice
+    assert advice.startswith("The parameters of the MLP that runs forward changed dtype (float32 → float64; [0/0] "
+                             "and [0/1], called at one_model_cast.py:19, 21): one MLP cast with .to() or .double()")
