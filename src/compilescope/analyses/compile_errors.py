@@ -68,22 +68,28 @@ YOUR_SCRIPT = "python your_script.py"
 NARROWING_STEPS = frozenset({CONFIRM_DYNAMO, RETRY_AOT_EAGER, LOWERING_WORKAROUND, INDUCTOR_WORKAROUND, CONFIRM_USER_BACKEND})
 
 REPORT_LOWERING = "Report it to PyTorch with the minified repro."
-# A lowering that failed for an op of no namespace of torch's (a custom op: compile_error_lowering's
-# compilescope_test.boom.default): its lowering is the op's owner's, registered with register_lowering, not PyTorch's.
-CUSTOM_LOWERING_STEP = ("The op whose lowering failed, {op}, is a custom op, not torch's: its Inductor lowering is its "
-                        "owner's code (torch._inductor.lowering.register_lowering); fix it there, or register none, and "
+# A lowering that raised in code not torch's (compile_error_lowering's compilescope_test.boom.default, whose lowering
+# the program registered with register_lowering): the traceback's frame that Inductor's lowering called is outside
+# torch. The op's namespace tells nothing: torch's own lowerings cover mkldnn, onednn, quantized_decomposed, symm_mem.
+CUSTOM_LOWERING_STEP = ("The lowering that failed for {op} is not torch's: {where}, registered with "
+                        "torch._inductor.lowering.register_lowering, raised it; fix it there, or register none, and "
                         "Inductor calls the op's own kernel instead. Not a bug to report to PyTorch.")
 # LoweringException's text names the node's target: `target: compilescope_test.boom.default`.
-_LOWERING_TARGET = re.compile(r"\btarget: (?P<op>(?P<namespace>\w{1,200})\.\w{1,200}\.\w{1,200})")
-_TORCH_NAMESPACES = frozenset({"aten", "prims", "quantized", "_quantized", "rngprims", "higher_order", "inductor",
-                               "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "_dtensor",
-                               "fsdp", "profiler", "debugprims", "torchvision"})
+_LOWERING_TARGET = re.compile(r"\btarget: (?P<op>\w{1,200}\.\w{1,200}\.\w{1,200})")
 
 
-def custom_op_lowered(reason: str) -> str | None:
-    """The op a lowering failed for (from LoweringException's `target:`), where it is no op of torch's namespaces."""
+def custom_lowering(reason: str, traceback: str) -> tuple[str, UserLocation] | None:
+    """The op a lowering failed for (from LoweringException's `target:`) and the lowering's own frame, where Inductor
+    called a function outside torch that raised (a lowering the program or a library registered); None where the
+    lowering that failed is torch's."""
     m = _LOWERING_TARGET.search(reason)
-    return m["op"] if m is not None and m["namespace"] not in _TORCH_NAMESPACES else None
+    if m is None:
+        return None
+    frames = traceback_frames(reason + "\n" + traceback)
+    called = next((frame for caller, frame in zip(frames, frames[1:])
+                   if is_torch_file(caller.filename) and "_inductor" in caller.filename.replace("\\", "/")
+                   and not is_torch_file(frame.filename) and not frame.filename.startswith("<")), None)
+    return (m["op"], called) if called is not None else None
 
 
 NEXT_STEPS = {
@@ -608,8 +614,10 @@ def compile_errors(trace: Trace, guard_trees: GuardTrees | None = None) -> Compi
         steps = list(NEXT_STEPS[stage])
         if syntax is not None:
             steps = [SYNTAX_STEP, NEXT_STEPS[KERNEL_COMPILE][-1]]
-        if stage == LOWERING and (custom := custom_op_lowered(reason)) is not None:
-            steps = [CUSTOM_LOWERING_STEP.format(op=custom) if step == REPORT_LOWERING else step for step in steps]
+        if stage == LOWERING and (custom := custom_lowering(reason, traceback)) is not None:
+            where = f"{custom[1].short} in {custom[1].function}" if custom[1].function else custom[1].short
+            steps = [CUSTOM_LOWERING_STEP.format(op=custom[0], where=where) if step == REPORT_LOWERING else step
+                     for step in steps]
         if stage in (INDUCTOR, KERNEL_COMPILE, LOWERING) and (hooks := testing_hooks(metrics)):
             steps.insert(0, testing_hooks_step(hooks))
         export_call = find_export_call(entry.metrics_stack)
