@@ -103,5 +103,5 @@ def test_the_page_names_the_module_too(tmp_path):
     [rank1] = DDP.glob("*rank_1.log.gz")
     assert run_cli(rank1, "-o", tmp_path / "r", "--no-browser") == 0
     page = (tmp_path / "r" / "index.html").read_text()
-    assert ('<strong class="mono" title="torch\'s inner, which runs the DistributedDataParallel compiled">'
+    assert ('<strong class="mono" title="torch&#39;s inner, which runs the DistributedDataParallel compiled">'
             "DistributedDataParallel&#39;s forward</strong>") in page

@@ -10,7 +10,7 @@ from compilescope.analyses.graph_breaks.analysis import graph_breaks
 from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import run_cli, torch213
 
 
 def _metrics(name: str) -> list[dict]:
@@ -304,3 +304,17 @@ def test_the_frame_of_transformers_decorator_is_named_by_the_model_whose_forward
     assert (frame.name, frame.module, frame.function_label) == ("wrapped_func", "LlamaForCausalLM",
                                                                 "LlamaForCausalLM's forward")
     assert {c.name for c in found.compile_time.compiles} == {"LlamaForCausalLM's forward"}
+
+
+def test_the_page_says_whose_decorator_the_frame_named_by_its_model_is(tmp_path):
+    # The frame is transformers' decorator (…/site-packages/transformers/utils/deprecation.py), not torch's: the
+    # heading's title says so, its owner from the frame's file.
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        [frame] = insights(trace).recompiles.frames
+    assert "/site-packages/transformers/utils/deprecation.py" in (frame.filename or "")
+    assert frame.module_title == "transformers' wrapped_func, which runs the LlamaForCausalLM compiled"
+    assert run_cli(torch213("hf_llama.log.gz"), "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert ('<strong class="mono" title="transformers&#39; wrapped_func, which runs the LlamaForCausalLM compiled">'
+            "LlamaForCausalLM&#39;s forward</strong>") in page
+    assert "torch's wrapped_func" not in page

@@ -15,6 +15,7 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.trace import Frame
 from ..model.records import dataclass
+from ..wording import possessive
 
 # `  File "/path/x.py", line 23, in f` (optionally followed by the code on the next line)
 # The function name is taken to the end of the line and stripped after: a lazy `.+?\s*$` is
@@ -283,6 +284,20 @@ def code_origin(filename: str) -> str | None:
     if filename.startswith("<"):
         return "code generated at run time"  # "<string>": e.g. a dataclass's __init__
     return "library code"
+
+
+def code_owner(filename: str | None) -> str | None:
+    """Whose a file is, as a possessive: "torch's", "transformers'" (the installed package it is in), "Python's"; None
+    for the user's own code or a file of no package."""
+    if not filename:
+        return None
+    if is_torch_file(filename):
+        return "torch's"
+    if is_python_library_file(filename):
+        return "Python's"
+    start = _installed_at(filename)
+    package = re.split(r"[/\\]", filename[start:], maxsplit=1)[0] if start is not None else ""
+    return possessive(package.removesuffix(".py")) if package.isidentifier() or package.endswith(".py") else None
 
 
 # A value passed to a compiled function as it is (`x`, `args[1]`, `kwargs['input_ids']`), not one reached through an

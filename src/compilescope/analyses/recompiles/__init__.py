@@ -41,8 +41,8 @@ from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specializati
 from ..graph_breaks.resume_names import function_label
 from ..installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, pinned_lengths, pinned_state, tree_closures
 from ..stack_values import name_stack_values
-from ..user_locations import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_variables, name_closures,
-                              user_source_name)
+from ..user_locations import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_variables, code_owner,
+                              name_closures, user_source_name)
 
 BACKWARD_REASONS_HINT = "TORCH_LOGS=compiled_autograd_verbose"  # without it, torch does not log why
 
@@ -515,6 +515,15 @@ class FrameRecompiles:
         torch_dynamo_resume_in_forward_at_22, "Sequential's forward" for torch's `inner` running a module, else its
         own name ("?" where the log names none)."""
         return module_label(self.module) if self.module else function_label(self.name) or "?"
+
+    @property
+    def module_title(self) -> str | None:
+        """What a frame named by its module is (a heading's title): "transformers' wrapped_func, which runs the
+        LlamaForCausalLM compiled", its owner from its file; None where it is not named so."""
+        if not self.module:
+            return None
+        owner = code_owner(self.filename)
+        return f"{owner + ' ' if owner else ''}{self.name}, which runs the {self.module} compiled"
 
     @property
     def display_name(self) -> str:
