@@ -32,7 +32,7 @@ def test_a_lazy_pattern_matches_as_the_compiled_one():
 LAZY_FOR_A_SMALL_LOG = (
     # (not fx_sites.FX_SOURCE_COMMENT: the one `# File:` pattern, which fx_node_sites reads every graph dump with)
     "compilescope.analyses.provenance.stack_traces._FRAME",
-    "compilescope.analyses.provenance.inferred_nodes._OP", "compilescope.analyses.provenance.inferred_nodes._KERNEL_OPS",
+    "compilescope.analyses.provenance.line_mappings._NODE_OP", "compilescope.analyses.provenance.inferred_nodes._KERNEL_OPS",
     "compilescope.analyses.graph_breaks.reason_text.BREAK_HEADER",
     "compilescope.analyses.graph_breaks.reason_text._DOCS",
     "compilescope.analyses.compile_errors._QUOTED_SOURCE", "compilescope.analyses.compile_errors._CARET",
@@ -72,6 +72,10 @@ LAZY_FOR_A_SMALL_LOG = (
     *(f"compilescope.analyses.user_kernels.{name}" for name in ("_OPENER", "_ORIGINAL_PATH", "_DEBUG_HANDLE", "_RUN",
                                                                 "_SIGNATURE", "_SIGNATURE_ITEM", "_NUMBER", "_SIZE_SYMBOL",
                                                                 "_OPS_CALL")),
+    # (a dtype recompile of a model's parameters; a compiled frame that is a library's wrapper of the user's model)
+    "compilescope.analyses.recompiles.models._SELF_PARAMETER", "compilescope.analyses.recompiles.models._SELF_CLASS",
+    "compilescope.analyses.insights.compile_time_and_caches._SELF",
+    "compilescope.analyses.insights.compile_time_and_caches._KEYWORD",
 )
 
 
@@ -90,7 +94,8 @@ def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
 
 def test_a_report_of_a_log_without_a_traceback_compiles_no_frame_pattern(tmp_path):
     """(compile_error_lowering's error quotes a traceback: training.log, which has none, reads no frame of one)"""
-    compiled = _compiled(("compilescope.analyses.user_locations.TRACEBACK_FRAME",))
+    compiled = _compiled(("compilescope.analyses.user_locations.TRACEBACK_FRAME",
+                          "compilescope.analyses.compile_errors._LOWERING_TARGET"))  # (no failed lowering either)
     assert _report_in_a_new_process(torch213("training.log"), tmp_path / "out", compiled) == "0 []"
 
 

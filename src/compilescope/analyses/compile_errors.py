@@ -75,7 +75,7 @@ CUSTOM_LOWERING_STEP = ("The lowering that failed for {op} is not torch's: {wher
                         "torch._inductor.lowering.register_lowering, raised it; fix it there, or register none, and "
                         "Inductor calls the op's own kernel instead. Not a bug to report to PyTorch.")
 # LoweringException's text names the node's target: `target: compilescope_test.boom.default`.
-_LOWERING_TARGET = re.compile(r"\btarget: (?P<op>\w{1,200}\.\w{1,200}\.\w{1,200})")
+_LOWERING_TARGET = lazy_compile(r"\btarget: (?P<op>\w{1,200}\.\w{1,200}\.\w{1,200})")
 
 
 def custom_lowering(reason: str, traceback: str) -> tuple[str, UserLocation] | None:

@@ -4,9 +4,9 @@ after an FX graph cache hit, and what freezing changed (and the caches it loses)
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
+from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
 from ...wording import and_list, count, format_seconds, times
 from ..autotuning import Autotuning
@@ -97,10 +97,10 @@ def so_far_note(ct: CompileTimes, compile_ids: list[str]) -> str:
 # Sequential) or a decorator's `args[0]` (transformers' wrapped_func(*args) around the model's forward). The user
 # knows that module as the model they compiled, never by the wrapper's local. A wrapper's other `args[0]` (a tensor
 # torch.no_grad's decorator passes on, an optimizer torch's `wrapper` steps) is no model: its name stays.
-_SELF = re.compile(r"^self(?=$|[.\[])")
+_SELF = lazy_compile(r"^self(?=$|[.\[])")
 # A keyword argument a wrapper frame passes on (`wrapper(self, *args, **kwargs)`, `inner(*args, **kwargs)`): the
 # wrapper's `kwargs` is its own local; the keyword is the one the call wrote (generate()'s `input_ids=`).
-_KEYWORD = re.compile(r"^kwargs\['(\w+)'\](?=$|[.\[])")
+_KEYWORD = lazy_compile(r"^kwargs\['(\w+)'\](?=$|[.\[])")
 
 
 def as_the_users_model(source: str, wrapped: bool, model_local: str | None = None, keep_self: bool = False) -> str:

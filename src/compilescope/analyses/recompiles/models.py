@@ -8,8 +8,8 @@ compiled with max-autotune and a float32 one with reduce-overhead)."""
 from __future__ import annotations
 
 import ast
-import re
 
+from ...lazy_regex import lazy_compile
 from ...model.trace import Compile
 from ..compiled_frames import CompiledFrames
 from ..installed_guards import GUARDS_ARTIFACT, GuardTree
@@ -17,9 +17,9 @@ from ..user_locations import UserLocation, called_at_text, last_user_stack_frame
 from . import CompileTexts, RecompileStep
 
 # A parameter of the module the frame runs, as its TENSOR_MATCH checks it: the source and its dtype.
-_SELF_PARAMETER = re.compile(r"TENSOR_MATCH: check_tensor\((?P<source>L\['self'\][^,\n]{0,500}\._parameters\['\w{1,200}'\]), "
+_SELF_PARAMETER = lazy_compile(r"TENSOR_MATCH: check_tensor\((?P<source>L\['self'\][^,\n]{0,500}\._parameters\['\w{1,200}'\]), "
                              r"\w{1,100}, DispatchKeySet\([^)\n]{0,500}\), torch\.(?P<dtype>\w{1,40}),")
-_SELF_CLASS = re.compile(r"TYPE_MATCH: ___check_type_id\(L\['self'\], \d{1,30}\), type=<class '(?:[\w.]{0,300}\.)?"
+_SELF_CLASS = lazy_compile(r"TYPE_MATCH: ___check_type_id\(L\['self'\], \d{1,30}\), type=<class '(?:[\w.]{0,300}\.)?"
                          r"(?P<cls>\w{1,200})'>")
 OTHER_MODEL_ADVICE = (
     "Not a dtype change inside one model: {ids} compiled {cls}.forward for two models, called at {calls}, whose "
