@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO, cuda211, peer, report, skip_or_fail, torch213
+from ..conftest import REPO, cuda211, peer, report, skip_or_fail, torch213, torch213_moved
 
 GPT2 = REPO.parent / "shared" / "traces" / "gpu-torch211" / "gpt2_train"
 
@@ -403,3 +403,27 @@ def test_compiles_that_installed_the_same_guards_and_kernels_are_one_note(tmp_pa
     assert "captured in graph [0/0], [0/1], [0/2] " in plain(line)
     apart = [plain(i) for i in re.findall(r'<li class="n-installed">.*?</details></li>', row(text, 27), re.S)]
     assert [i.split(" come")[0] for i in apart] == ["1 guard of [3/0]", "1 guard of [3/1]"]
+
+
+def badges(text: str, n: int) -> str:
+    """Line n's badges, as text, each ended by "|"."""
+    spans = re.search(rf'<div class="src-line[^"]*" id="L{n}".*?<span class="badges">(.*?)</span><ul', text, re.S)[1]
+    return "".join(f"{plain(s)}|" for s in re.findall(r'<span class="b [^"]*"[^>]*>(.*?)</span>', spans))
+
+
+@pytest.mark.parametrize("name, log_name, breaks", [
+    # The print in f's resume function after its first break ([1/0], and [1/1] for x of size 16): no graph captures
+    # the print, so no graph badge named them, and its break badge named none.
+    ("resume_print_break.py", "resume_print_break.log.gz",
+     {'print("mid")': "[1/0] [1/1]", "if y.sum() > 0:": "[0/0] [0/1] [0/2]"}),
+    # log_step's print, inlined into f's resume functions [1/0] and [3/0]; y.sum().item() in [2/0].
+    ("graph_breaks.py", "graph_breaks.log", {"print(msg)": "[1/0] [3/0]", "s = y.sum().item()": "[2/0]"}),
+])
+def test_a_break_badge_names_the_compilations_that_broke_there(name, log_name, breaks, tmp_path):
+    """Each graph break's badge names its compilations, on a line no graph captured too (the print the resume function
+    of an earlier break broke at), where before the page's badges said "graph break" alone."""
+    text = source_page(torch213_moved(log_name, tmp_path), tmp_path / "out", name)
+    program = (torch213("x").parent.parent / "programs" / name).read_text().splitlines()
+    for code, compile_ids in breaks.items():
+        [n] = [i for i, line in enumerate(program, 1) if line.strip().startswith(code)]
+        assert f"graph break: {compile_ids}|" in badges(text, n)

@@ -114,6 +114,8 @@ SCENARIOS = [
     # loss.item() breaks the graph; the float it returned is the resume function's ___stack0, made dynamic on a recompile.
     Scenario("item_break", "item_break.py", gzip=True),
     Scenario("item_break_steady", "item_break.py", gzip=True, env={"ITEM_VARIANT": "steady"}),
+    # A break in a resume function, on a line no graph captures (print), as `compilescope run` records it.
+    Scenario("resume_print_break", "resume_print_break.py", gzip=True, env=RUN_ENV),
     # A torch module (a frame of torch's code) compiled with a user backend that raises.
     Scenario("module_backend_error", "module_backend_error.py", gzip=True),
     # A training loop recorded once per torch version (its 2.14 twin: ../torch214/make_traces.py), for diffing an upgrade.

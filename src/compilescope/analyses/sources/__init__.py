@@ -310,6 +310,12 @@ class LineNotes:
         return cut(list(self.graphs))
 
     @property
+    def break_ids(self) -> Listed[str]:
+        """The compilations whose graph broke on this line, each once, in order, the first LISTED, as its break badge
+        names them: a line no graph captures (a print in a resume function) has no graph badge to name them."""
+        return cut(list(dict.fromkeys(c for b in self.graph_breaks for c in b["compile_ids"])))
+
+    @property
     def graph_groups(self) -> list[tuple[Listed[str], Listed[str]]]:
         """The graphs that captured this line, those with the same nodes from it together, in order: the first LISTED
         compile ids of each group, with the first MAX_NODES_NAMED of those nodes. A recompile for a new size captures

@@ -483,7 +483,8 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
         out.append(f'<span class="b b-call" title="graphs that hold ops of functions this line calls">via call: '
                    f'{html_text(_ids_text(notes.call_compile_ids, dirs))}</span>')
     if notes.graph_breaks:
-        out.append('<span class="b b-break">graph break</span>')
+        out.append(f'<span class="b b-break" title="compilations whose graph broke here">graph break: '
+                   f'{html_text(said(notes.break_ids, " "))}</span>')
     elif notes.eager and not notes.ran_eagerly:
         out.append('<span class="b b-eager">eager</span>')
     for e in notes.ran_eagerly:  # (the note below says it whole)
