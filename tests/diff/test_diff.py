@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import html
 import io
 import json
 import re
@@ -657,14 +658,41 @@ def test_durations_are_worded_as_everywhere_and_a_compile_of_one_side_has_no_tim
     assert only_b and change["title"].startswith(
         f"compile time {format_seconds(change['a'])} → {format_seconds(change['b'])} (")
     page = (out / "index.html").read_text()
-    for row in only_b:  # "–" for A, not 0.00s; the change signed, in the unit that reads best
-        assert (f'<td class="mono">–</td><td class="mono">{row["compile_b"]}</td><td class="num">–</td>'
-                f'<td class="num">{format_seconds(row["b_s"])}</td><td class="num">+{format_seconds(row["delta_s"])}</td>') in page
+    for row in only_b:  # no time of A's, not 0.00s: B's time, in the unit that reads best
+        assert f'<li>{row["compile_b"]}: compiled only in B, {format_seconds(row["b_s"])}</li>' in page
     assert not re.search(r"\d\.\d\ds\b", page)  # "0.37s", the old wording
     assert run_cli("diff", log("base"), log("break"), "--time-threshold", "0", "--time-ratio", "1") == 1
     text = capsys.readouterr().out
-    assert f"(none) → {only_b[0]['compile_b']}: +{format_seconds(only_b[0]['delta_s'])}" in text
+    assert f"{only_b[0]['compile_b']}: compiled only in B, {format_seconds(only_b[0]['b_s'])}" in text
     assert not re.search(r"\d\.\d\ds\b", text)
+
+
+def test_a_compile_of_one_run_only_says_so_alike_in_the_terminal_the_page_and_the_json(tmp_path, capsys):
+    """serve_varying compiles forward 6 times ([0/5] failed: the recompile limit), its fixed twin twice: the rows of
+    [0/2]..[0/5] have no compile in B, which the terminal said as "[0/4] → (none): -4.46 s", read as nothing. Each row
+    says what happened, in the words --json gives (its ids and times kept), the terminal and the page say."""
+    a, b = torch213("serve_varying.log.gz"), torch213("serve_varying_fixed.log.gz")
+    out = tmp_path / "d"
+    assert run_cli("diff", a, b, "-o", out, "--no-browser") == 1
+    terminal = capsys.readouterr().out
+    [change] = [c for c in json.loads((out / "diff.json").read_text())["ranks"][0]["changes"]
+                if c["section"] == "compile_time"]
+    rows = {r["compile_a"]: r for r in change["detail"]["compiles"]}
+    assert sorted(rows) == [f"[0/{i}]" for i in range(6)]
+    for i in (2, 3, 4):
+        row = rows[f"[0/{i}]"]
+        assert row["compile_b"] is None and row["b_s"] == 0.0  # (the data kept)
+        assert row["text"] == f"[0/{i}]: compiled only in A, {format_seconds(row['a_s'])}"
+    assert rows["[0/5]"]["text"] == f"[0/5]: tried only in A, and failed, {format_seconds(rows['[0/5]']['a_s'])}"
+    assert rows["[0/1]"]["text"] == (f"[0/1]: {format_seconds(rows['[0/1]']['a_s'])} → "
+                                     f"{format_seconds(rows['[0/1]']['b_s'])} (-{format_seconds(-rows['[0/1]']['delta_s'])})")
+    page = (out / "index.html").read_text()
+    listed = change["detail"]["compiles"]
+    for row in listed[:3]:  # (the terminal's 3, the page's 5)
+        assert f"      {row['text']}\n" in terminal
+    for row in listed[:5]:
+        assert f"<li>{html.escape(row['text'], quote=False)}</li>" in page
+    assert "(none)" not in terminal and "(none)" not in page
 
 
 def test_a_fleet_is_headed_by_all_its_ranks_and_links_to_its_landing_page(tmp_path):

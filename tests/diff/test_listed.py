@@ -41,9 +41,8 @@ def test_the_terminal_lists_the_first_compiles_and_says_how_many_more():
     console = Console(width=200, color_system=None, record=True, file=io.StringIO())
     print_diff(report, console)
     lines = [line.rstrip() for line in console.export_text().splitlines()]
-    listed = [line for line in lines if re.match(r" {6}(\(none\)|\[[^]]+\]) → ", line)]
-    assert [line.split(":")[0].strip() for line in listed] == [
-        f"{r['compile_a'] or '(none)'} → {r['compile_b'] or '(none)'}" for r in rows[:TERMINAL]]
+    listed = [line for line in lines if re.match(r" {6}\[[^]]+\]: ", line)]
+    assert [line.strip() for line in listed] == [r["text"] for r in rows[:TERMINAL]]
     assert lines[lines.index(listed[-1]) + 1:][:1] == [f"      … and {count(len(rows) - TERMINAL, 'more compile')}"]
 
 
@@ -59,10 +58,9 @@ def test_the_page_and_the_json_list_the_first_compiles_and_say_how_many_more(tmp
     kept, left = change["detail"]["compiles"], change["detail"]["compiles_more"]
     assert len(kept) == 10 and len(kept) + left == 1 + 12
     page = (out / "index.html").read_text()
-    [table] = re.findall(r'<th>compile in A</th>.*?</table>(.*?)</div>', page, re.S)
-    rows = re.findall(r'<tr><td class="mono">([^<]*)</td><td class="mono">([^<]*)</td>', page)
-    assert rows == [(r["compile_a"] or "–", r["compile_b"] or "–") for r in kept[:PAGE]]
-    assert re.sub(r"<[^>]+>", "", table).strip() == f"… and {count(len(kept) + left - PAGE, 'more compile')}"
+    [(listed, after)] = re.findall(r'<ul class="diff-detail">\n((?:<li>\[[^<]*</li>)+)</ul>(.*?)</div>', page, re.S)
+    assert re.findall(r"<li>([^<]*)</li>", listed) == [r["text"] for r in kept[:PAGE]]
+    assert re.sub(r"<[^>]+>", "", after).strip() == f"… and {count(len(kept) + left - PAGE, 'more compile')}"
 
 
 def test_a_side_of_unreadable_ranks_says_the_first_and_how_many_more(tmp_path, capsys):

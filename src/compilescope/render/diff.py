@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analyses.diff import SECTION_LABELS, DiffReport, RunDiff
-from ..wording import Listed, count, format_seconds, format_seconds_change
+from ..wording import Listed, count, format_seconds
 from .terminal_text import FoldedPath, TerminalText
 
 MARKS = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"), "moved": (">", "cyan")}
@@ -85,8 +85,7 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
                                       f"{format_seconds(phase['b_s'])}", "dim"))
             compiles = change.compiles_in_terminal
             for row in compiles.items:
-                lines.append(_hanging(DETAIL, f"{row['compile_a'] or '(none)'} → {row['compile_b'] or '(none)'}: "
-                                      f"{format_seconds_change(row['delta_s'])}", "dim"))
+                lines.append(_hanging(DETAIL, row["text"], "dim"))
             if compiles.more:
                 lines.append(_hanging(DETAIL, f"… and {count(compiles.more, 'more compile')}", "dim"))
     return lines

@@ -26,7 +26,7 @@ from .crash_and_warnings import crash_changes, warning_changes
 from .environment import config_changes, moved_onto, relocated_files, say_library_changes, step_changes, torch_changed
 from .frames import (afresh_text, avoidable_text, diff_graphs, frame_detail, frames_label, graphs_in_all, guard_words,
                      late_hook_changes, multiset_diff, recompiles_in_all, still_failing)
-from .timing import autotuning_changes, cache_cause, runtime_changes, served_yet_compiled, torch_cause, where_time_went
+from .timing import autotuning_changes, cache_cause, compile_row_text, runtime_changes, served_yet_compiled, torch_cause, where_time_went
 
 
 # Said after a break torch's own code makes on purpose (GraphBreak.by_torch: the optimizer's graph_break() in
@@ -202,6 +202,9 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                 compiles.append({"frame": k, "compile_a": cid_a, "compile_b": cid_b, "a_s": ta, "b_s": tb,
                                  "delta_s": round(tb - ta, 6)})
         compiles.sort(key=lambda c: -abs(c["delta_s"]))
+        failed_by_side = ({f["compile_id"] for f in a.failures}, {f["compile_id"] for f in b.failures})
+        for row in compiles[:COMPILES_KEPT]:  # (the words the terminal and the page say of each, and --json has)
+            row["text"] = compile_row_text(row, failed_by_side, sides)
         changes.append(Change("compile_time", "changed",
                               f"compile time {format_seconds(a.compile_time_s)} → {format_seconds(b.compile_time_s)} "
                               f"({format_seconds_change(b.compile_time_s - a.compile_time_s)})", None, a.compile_time_s, b.compile_time_s,

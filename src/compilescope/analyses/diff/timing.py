@@ -26,6 +26,21 @@ ONE_PROFILE_GRAPHS = 4  # the graphs that ran in one profile only a note names, 
 SPEEDUP_HELD = 1.1
 
 
+def compile_row_text(row: dict[str, Any], failed: tuple[set[str], set[str]], sides: tuple[str, str]) -> str:
+    """A compile-time row in words ({compile_a, compile_b, a_s, b_s, delta_s}; failed: each run's failed compile ids):
+    "[0/1]: 3.12 s → 1.18 s (-1.94 s)"; where one run has no such compile of the frame (the other compiled it more
+    times), "[0/4]: compiled only in A, 4.46 s", or "tried only in A, and failed" where it failed there."""
+    cid_a, cid_b = row["compile_a"], row["compile_b"]
+    if cid_a and cid_b:
+        ids = cid_a if cid_a == cid_b else f"{cid_a} in {sides[0]}, {cid_b} in {sides[1]}"
+        return (f"{ids}: {format_seconds(row['a_s'])} → {format_seconds(row['b_s'])} "
+                f"({format_seconds_change(row['delta_s'])})")
+    cid, side, failed_there, took = ((cid_a, sides[0], failed[0], row["a_s"]) if cid_a
+                                     else (cid_b, sides[1], failed[1], row["b_s"]))
+    done = "tried only in {}, and failed" if cid in failed_there else "compiled only in {}"
+    return f"{cid}: {done.format(side)}, {format_seconds(took)}"
+
+
 def runtime_per_call(ra: dict[str, Any], rb: dict[str, Any]) -> tuple[list[dict[str, Any]], tuple[float, float] | None]:
     """Two runs' profile facts (RunFacts.runtime, both joined) per call: each compile id in both, its kernel time per
     call ({compile_id, a_us, a_calls, b_us, b_calls}); and where each ran one compile id, the GPU (or CPU) time of the
