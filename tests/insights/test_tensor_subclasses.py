@@ -227,7 +227,7 @@ def test_ops_through_torch_function_are_placed_on_the_users_line():
     with read_trace(str(torch213(FIXED))) as trace:
         facts_b = run_facts(analyze(trace))
     [change] = [c for c in diff_runs(facts_a, facts_b).changes if "generated kernels" in c.title]
-    assert f"cpp_fused_add_mul_0 (add, mul at tensor_subclasses.py:{user_line}," in change.title
+    assert f"cpp_fused_add_mul_0 (add, mul at tensor_subclasses.py:{user_line};" in change.title  # (on the user's line)
     assert "_tensor.py" not in change.title
     # the source page: calibrate's graph nodes (ret = mul, ret_1 = add) and its kernel on that line, none on the hook's
     [page] = sources.files
