@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.installed_guards import GUARDS_ARTIFACT, GuardTrees
 from compilescope.analyses.recompiles.analysis import recompiles
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, cuda211, peer, run_cli, shared, torch213
+from .helpers import tree_reads
 
 PROGRAMS_213 = REPO / "tests" / "data" / "torch213" / "programs"
 PROGRAMS_211 = REPO / "tests" / "data" / "cuda_torch211" / "programs"
@@ -251,24 +251,10 @@ def test_the_size_advice_to_a_function_compiled_with_dynamic_false_is_not_dynami
 def _placed_reading_trees(log: Path) -> tuple[list, set[tuple[int, int]], list[tuple[int, int]]]:
     """The recompiles of log, with the guard trees GuardTrees parsed for the report before (as analyze does for the
     source pages): (failed guards, the trees' payloads, the payloads whose text the recompiles read)."""
-    with read_trace(str(log)) as trace:
-        trees = GuardTrees(trace)
-        payloads = [a.payload for e in trace.compiles.values() for a in e.artifacts
-                    if a.name == GUARDS_ARTIFACT and a.payload is not None]
-        for payload in payloads:
-            trees.of(payload)
-        guards = {(p.offset, p.length) for p in payloads}
-        read: list[tuple[int, int]] = []
-        payload_text = trace.payload_text
-
-        def counted(payload, *args, **kwargs):
-            read.append((payload.offset, payload.length))
-            return payload_text(payload, *args, **kwargs)
-
-        trace.payload_text = counted  # type: ignore[method-assign]
-        found = recompiles(trace, guard_trees=trees)
+    with tree_reads(log) as reads:
+        found = recompiles(reads.trace, guard_trees=reads.trees)
     failed = [g for f in found.frames for s in f.steps for g in s.failed_guards]
-    return failed, guards, [r for r in read if r in guards]
+    return failed, reads.guards, reads.read
 
 
 def test_a_failed_check_of_a_tensor_is_placed_from_the_guard_trees_the_report_parsed_once():

@@ -12,13 +12,13 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.installed_guards import GUARDS_ARTIFACT, GuardTrees
 from compilescope.analyses.repeated_blocks import regional
 from compilescope.analyses.user_locations import user_source_name
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import line_holding, shared, torch213
 from ..tracelog import raw_records
+from .helpers import tree_reads
 
 WHOLE, BLOCKS, WARM = "regional_whole.log.gz", "regional_blocks.log.gz", "regional_blocks_warm.log.gz"
 PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "regional_compile.py"
@@ -144,24 +144,9 @@ def test_a_restarted_compile_is_named_as_its_compilation():
 def _regional_reading_trees(log: str) -> tuple[list[tuple], int, list[tuple[int, int]]]:
     """The repeated blocks of log, with the guard trees GuardTrees parsed for the report before (as the source pages
     do): ((compile, container, indices, class) of each, the trees' count, the trees whose text the analysis read)."""
-    with read_trace(str(torch213(log))) as trace:
-        trees = GuardTrees(trace)
-        payloads = [a.payload for e in trace.compiles.values() for a in e.artifacts
-                    if a.name == GUARDS_ARTIFACT and a.payload is not None]
-        for payload in payloads:
-            trees.of(payload)
-        guards = {(p.offset, p.length) for p in payloads}
-        read: list[tuple[int, int]] = []
-        payload_text = trace.payload_text
-
-        def counted(payload, *args, **kwargs):
-            read.append((payload.offset, payload.length))
-            return payload_text(payload, *args, **kwargs)
-
-        trace.payload_text = counted  # type: ignore[method-assign]
-        found = regional(trace, trees).repeated
-    return ([(r.compile_id, r.container, r.indices, r.class_name) for r in found], len(guards),
-            [r for r in read if r in guards])
+    with tree_reads(torch213(log)) as reads:
+        found = regional(reads.trace, reads.trees).repeated
+    return ([(r.compile_id, r.container, r.indices, r.class_name) for r in found], len(reads.guards), reads.read)
 
 
 def test_the_blocks_class_is_read_from_the_guard_trees_the_report_parsed_once():

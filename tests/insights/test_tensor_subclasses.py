@@ -21,7 +21,6 @@ from compilescope.analyses.compile_errors import FULLGRAPH_STEP, compile_errors
 from compilescope.analyses.graph_breaks.analysis import graph_breaks
 from compilescope.analyses.insights import Finding
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.installed_guards import GUARDS_ARTIFACT, GuardTrees
 from compilescope.analyses.recompiles.advice import ADVICE
 from compilescope.analyses.sources.analysis import analyze_sources
 from compilescope.analyses.status import compile_statuses
@@ -30,6 +29,7 @@ from compilescope.render.html.env import code_spans
 from compilescope.render.terminal import print_summary
 
 from ..conftest import report, torch213
+from .helpers import tree_reads
 
 AS_WRITTEN, META, FIXED = "tensor_subclasses.log.gz", "tensor_subclasses_meta.log.gz", "tensor_subclasses_fixed.log.gz"
 
@@ -169,23 +169,10 @@ def test_the_subclass_proof_is_read_from_the_guard_trees_the_report_parsed_once(
     """[2/0]'s guard tree types G['ScaledTensor'] as torch._C._TensorMeta: the break and the failure say it is a
     torch.Tensor subclass from the trees GuardTrees parsed for the report (its recompiles and source pages read them
     too), not from each tree's text read again (as a module-level cache by id(trace) once did, a third reading)."""
-    with read_trace(str(torch213(AS_WRITTEN))) as trace:
-        trees = GuardTrees(trace)
-        guards = [a.payload for e in trace.compiles.values() for a in e.artifacts
-                  if a.name == GUARDS_ARTIFACT and a.payload is not None]
-        for payload in guards:  # (as the recompiles and the source pages parse them)
-            trees.of(payload)
-        read = []
-        payload_text = trace.payload_text
-
-        def counted(payload, *args, **kwargs):
-            read.append((payload.offset, payload.length))
-            return payload_text(payload, *args, **kwargs)
-
-        trace.payload_text = counted  # type: ignore[method-assign]
-        [brk], [error] = graph_breaks(trace, trees).breaks, compile_errors(trace, trees).errors
-    assert len(guards) == 4 and "ScaledTensor" in trees.tensor_classes()
-    assert not {(p.offset, p.length) for p in guards} & set(read)
+    with tree_reads(torch213(AS_WRITTEN)) as reads:
+        [brk], [error] = graph_breaks(reads.trace, reads.trees).breaks, compile_errors(reads.trace, reads.trees).errors
+    assert len(reads.guards) == 4 and "ScaledTensor" in reads.trees.tensor_classes()
+    assert reads.read == []
     proof = "; it is a torch.Tensor subclass (a guard of this log checks it as a tensor class)"
     assert proof in brk.subclass_advice and error.next_steps[0] == brk.subclass_advice
 
