@@ -247,6 +247,23 @@ def test_diff_of_a_kernel_entering_the_graph_the_same_way_from_other_lines_says_
         "the same way into the graph, from other lines; the kernel is the same in both: its code, compiled in [0/0], "
         "[1/0]")
 
+
+def test_diff_of_a_kernel_from_other_lines_where_the_log_says_not_how_it_enters_the_graph_keeps_all_lines():
+    """The same real kernels with no graph call known for their launches (launch_call None: how() is ""): B's side
+    keeps both its lines (its text was cut at the first ", " among them), and nothing says "the same way into the
+    graph" when the log says of neither run which way that is."""
+    programs = CUDA211_LOGS.parent / "programs"
+    a_at, b_at = (", ".join(f"{name}:{line_holding(programs / name, code)}"
+                            for code in ("scaled = scale_tr(x, 2.0)", "    scale_tr(x, 2.0)"))
+                  for name in ("triton_op_mutation.py", "triton_op_mutation_fixed.py"))
+    a, b = ([{**k, "launch_call": None} for k in run_facts(analyze(read_trace(cuda211(f"triton_op_mutation{v}.log.gz"))))
+             .user_kernels or ()] for v in ("", "_fixed"))
+    (change,) = user_kernel_changes(a, b)
+    assert change.title == (
+        f"your Triton kernel scale_kernel: launched at {a_at} → launched at {b_at}: from other lines; the kernel is "
+        "the same in both: its code, compiled in [0/0], [1/0]")
+
+
 def test_diff_places_tritons_cdiv_nodes_at_the_launch_whose_grid_they_compute():
     # [0/0] took n = 4096 as a number: its grid is cdiv(4096, 1024) = 4, no node. [0/1]'s n is s77: triton.cdiv's
     # `(x + y - 1) // y`, three nodes at Triton's own line (no user line, so diff listed them with none), computes the

@@ -190,10 +190,14 @@ def user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] 
     def how(ks: list[dict[str, Any]]) -> str:
         return " or ".join(dict.fromkeys(w for k in ks if (w := launch_words(k.get("launch_call")))))
 
-    def launch(ks: list[dict[str, Any]]) -> str:
+    def launched_at(ks: list[dict[str, Any]]) -> str:
+        """"called at x.py:41, x.py:46": the lines alone, without how the launch enters the graph."""
         at = ", ".join(dict.fromkeys(u for k in ks for u in k["launched_at"]))
         called = "called" if how(ks).startswith("through the custom op") else "launched"  # (the op's call, not a launch)
-        return ", ".join(filter(None, [f"{called} at {at}" if at else "", how(ks)]))
+        return f"{called} at {at}" if at else ""
+
+    def launch(ks: list[dict[str, Any]]) -> str:
+        return ", ".join(filter(None, [launched_at(ks), how(ks)]))
 
     ka, kb = by_name(a), by_name(b)
     out = []
@@ -215,9 +219,11 @@ def user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] 
                                                                   compiles(ks) == compiles(other))) if kept]
         changed = [] if same_code or None in codes[0] | codes[1] else ["its code changed"]
         changed += [] if compiles(ks) == compiles(other) else [f"compiled in {compiles(ks)} → {compiles(other)}"]
-        if how(ks) == how(other):  # (the same way in, from other lines: the program's file renamed or edited)
-            title = (f"your Triton kernel {name}: {launch(ks)} → {launch(other).partition(', ' + how(other))[0]}: "
+        if how(ks) and how(ks) == how(other):  # (the same way in, from other lines: the program's file renamed or edited)
+            title = (f"your Triton kernel {name}: {launch(ks)} → {launched_at(other)}: "
                      f"the same way into the graph, from other lines")
+        elif not how(ks) and not how(other):  # (the log says of neither run how the launch enters the graph)
+            title = f"your Triton kernel {name}: {launch(ks)} → {launch(other)}: from other lines"
         else:
             title = f"your Triton kernel {name}: how its launch enters the graph changed: {launch(ks)} → {launch(other)}"
         if same:
