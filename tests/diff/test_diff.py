@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gzip
 import html
 import io
@@ -1085,6 +1086,27 @@ def test_a_kernel_the_same_function_compiles_fewer_times_is_not_said_to_move(cap
     assert ("calibrate (tensor_subclasses.py:92): generated kernels 2 → 1: - cpp_fused_add_mul_0 (add, mul at "
             "tensor_subclasses.py:94; A compiled it 2 times, B once)") in out
     assert "which B computed in calibrate" not in out
+    assert run_cli("diff", torch213("tensor_subclasses.log.gz"), torch213("tensor_subclasses_fixed.log.gz"),
+                   "--json") == 1
+    [rank] = json.loads(capsys.readouterr().out)["ranks"]
+    [change] = [c for c in rank["changes"] if c["title"].startswith("calibrate (tensor_subclasses.py:92): generated")]
+    [(kernel, removed)] = [(k["kernel"], {"other_run_frame": k["other_run_frame"], "compiled": k["compiled"]})
+                           for k in change["detail"]["kernels_removed"]]
+    assert (kernel, removed) == ("cpp_fused_add_mul_0", {"other_run_frame": None, "compiled": {"A": 2, "B": 1}})
+    assert change["detail"]["kernels_added"] == []
+
+
+def test_a_kernel_compiled_two_more_times_in_one_run_is_said_once():
+    """tensor_subclasses' calibrate with a third graph like its last (one more recompile in A): multiset_diff gives
+    cpp_fused_add_mul_0 twice (two more copies in A), and the diff said its part twice, each 'A compiled it 3 times,
+    B once'. Said once, with one entry in the detail."""
+    a, b = facts_of(torch213("tensor_subclasses.log.gz")), facts_of(torch213("tensor_subclasses_fixed.log.gz"))
+    [fa] = [f for f in a.frames.values() if f.label.startswith("calibrate")]
+    fa.graphs.append(copy.deepcopy(fa.graphs[-1]))
+    [change] = [c for c in diff_runs(a, b).changes if c.title.startswith("calibrate (tensor_subclasses.py:92): gen")]
+    assert change.title == ("calibrate (tensor_subclasses.py:92): generated kernels 3 → 1: - cpp_fused_add_mul_0 (add, "
+                            "mul at tensor_subclasses.py:94; A compiled it 3 times, B once)")
+    assert [k["compiled"] for k in change.detail["kernels_removed"]] == [{"A": 3, "B": 1}]
 
 
 def test_a_dynamo_set_logged_in_another_order_is_no_config_change(capsys):

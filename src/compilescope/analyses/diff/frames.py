@@ -157,9 +157,15 @@ def _kernels_changed(fa: FrameFacts, fb: FrameFacts,
     detail: dict[str, Any] = {"kernels_added": [], "kernels_removed": [], "kernels_renamed": []}
     keys = {"A": Counter(key(w) for w in wa), "B": Counter(key(w) for w in wb)}
     for side, only, work, other in (("B", only_b, wb, 0), ("A", only_a, wa, 1)):
+        other_side = "A" if other == 0 else "B"
+        # (a kernel both sides compute is said once, with both counts: multiset_diff gives it once per extra copy)
+        said_both: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
         for k in only:
+            if keys[other_side][k]:
+                if k in said_both:
+                    continue
+                said_both.add(k)
             w = next(x for x in work if key(x) == k)
-            other_side = "A" if other == 0 else "B"
             # (a kernel this frame makes in both runs, in more of one side's graphs (a recompile the other run did
             # not need): not computed elsewhere, so the other run's frame that has it is not named as if it were)
             elsewhere = (_computed_in(runs[other], k, besides=fa.key) if runs is not None and not keys[other_side][k]
@@ -168,7 +174,9 @@ def _kernels_changed(fa: FrameFacts, fb: FrameFacts,
                      else f"; {side} compiled it {times(keys[side][k])}, {other_side} {times(keys[other_side][k])}"
                      if keys[other_side][k] else "")
             parts.append(f"{'+' if side == 'B' else '-'} {w['kernel']} ({_computes(w)}{where})")
-            detail["kernels_added" if side == "B" else "kernels_removed"].append({**w, "other_run_frame": elsewhere})
+            compiled = {"A": keys["A"][k], "B": keys["B"][k]}
+            detail["kernels_added" if side == "B" else "kernels_removed"].append(
+                {**w, "other_run_frame": elsewhere, "compiled": compiled})
     for x, y in renamed:
         apart = "; ".join(f"{'B' if op in y['elsewhere'] else 'A'}'s graph calls {op} whole, as its own call "
                           f"{', '.join(calls)}, and torch names the fused kernel after it too"
