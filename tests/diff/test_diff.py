@@ -19,7 +19,7 @@ from compilescope.analyses.run_facts import RunFacts
 from compilescope.analyses.time_threshold import TimeThreshold
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.run_facts.printed_graphs import graph_nodes
-from compilescope.analyses.diff.analysis import diff_report, diff_runs
+from compilescope.analyses.diff.analysis import _values_text, diff_report, diff_runs
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import print_diff
 from compilescope.wording import format_seconds
@@ -1069,6 +1069,14 @@ def test_a_value_several_compiles_specialized_is_said_once_with_their_count(caps
     out = " ".join(capsys.readouterr().out.split())
     assert "+ now specialized: args[0].model.layers[0].self_attn.scaling = 0.25 (×3) (at sdpa_attention.py:182)" in out
     assert "0.25, 0.25" not in out and "2, 2, 2" not in out
+
+
+def test_specialized_values_are_counted_by_the_form_shown():
+    """sympy writes a float as "0.250000000000000", another record of the same value may say "0.25": both are shown
+    "0.25", so they are one value counted twice, not "2 values: 0.25, 0.25"."""
+    assert _values_text(["0.250000000000000", "0.25"]) == "0.25 (×2)"
+    assert _values_text(["0.100000000000000", "0.1", "0.2"]) == "2 values: 0.1 (×2), 0.2"
+    assert _values_text(["2", "2.0", "20"]) == "2 values: 2 (×2), 20"
 
 
 def test_a_kernel_the_same_function_compiles_fewer_times_is_not_said_to_move(capsys):

@@ -404,8 +404,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
 def _values_text(values: list[str]) -> str:
     """The values a source was specialized to, each once: "0.25 (×3)" where three compiles specialized it to one value
     (a layer's constant, read again by each recompile), "2 values: 0.1 (×2), 0.2"; not "3 values: 0.25, 0.25, 0.25"."""
-    seen = Counter(values)
-    shown = [number_text(v) + (f" (×{seen[v]})" if seen[v] > 1 else "") for v in seen]
+    seen = Counter(number_text(v) for v in values)  # (by the form shown: "0.250000000000000" and "0.25" are one value)
+    shown = [v + (f" (×{seen[v]})" if seen[v] > 1 else "") for v in seen]
     return shown[0] if len(shown) == 1 else f"{len(shown)} values: {', '.join(shown)}"
 
 
