@@ -162,7 +162,7 @@ def test_a_hugging_face_model_recompiles_in_transformers_code_called_from_the_us
     assert (where.filename.rsplit("/", 1)[-1], where.line, where.function, kind) == (
         "hf_gpt2_generate.py", 22, "main", "arguments_call")
     assert any("transformers' generate()" in a and "pass its own" in a for a in frame.advice)
-    assert "wrapper (called at hf_gpt2_generate.py:20, 22) recompiled 4 times" in [f.title for f in ins.findings]
+    assert "GPT2LMHeadModel's forward (called at hf_gpt2_generate.py:20, 22) recompiled 4 times" in [f.title for f in ins.findings]
     assert ins.environment.gpu == "NVIDIA H200"
     # The kernels lead back into the model's code, in site-packages: most of their lines are modeling_gpt2.py's.
     kernels = [k for c in prov.compiles.values() for s in c.sections for k in s.kernels if k.kernel.startswith("triton_")]

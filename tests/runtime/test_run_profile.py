@@ -26,7 +26,8 @@ def test_run_reads_the_profile_the_program_wrote(tmp_path):
                         sys.executable, "prog.py", log, profile, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     html = (tmp_path / "report" / "runtime.html").read_text()
-    assert "triton_poi_fused_addmm_gelu_view_1" in html and "34 ms of GPU time" in html  # 34.45 ms, worded as every duration
+    assert "triton_poi_fused_addmm_gelu_view_1" in html and "34\u00a0ms of GPU time" in html  # 34.45 ms, worded as every
+    # duration (a no-break space before its unit: the page keeps a time on one line)
 
 
 def test_run_writes_the_report_when_the_program_wrote_no_profile(tmp_path):
