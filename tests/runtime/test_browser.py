@@ -47,17 +47,24 @@ def test_runtime_page_links_work(tmp_path):
         assert not page.console_errors and not page.external_requests
 
 
-def test_runtime_pages_of_the_h200_profiles_fit_the_page(tmp_path):
-    """The compile-covering capture (a column of the run) and the eager/compiled pair (the comparison's op names,
-    cuBLAS kernels of 150 characters) both fit 1300 pixels, with no console error."""
+def _h200_runtime_pages(tmp_path):
+    """(name, page) of the Runtime page of each H200 profile's report, open at 1300 pixels: the compile-covering
+    capture and the eager/compiled pair."""
     for name in ("capture_profile", "profile_cudagraphs"):
         out = tmp_path / name
         report(cuda211(f"{name}.log.gz"), out, "--profile", cuda211(f"{name}.profile.json.gz"))
         with browser_page() as page:
             page.set_viewport_size({"width": 1300, "height": 900})
             page.goto((out / "runtime.html").as_uri())
-            assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"), name
-            assert not page.console_errors and not page.external_requests
+            yield name, page
+
+
+def test_runtime_pages_of_the_h200_profiles_fit_the_page(tmp_path):
+    """The compile-covering capture (a column of the run) and the eager/compiled pair (the comparison's op names,
+    cuBLAS kernels of 150 characters) both fit 1300 pixels, with no console error."""
+    for name, page in _h200_runtime_pages(tmp_path):
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"), name
+        assert not page.console_errors and not page.external_requests
 
 
 # A cell of the Runtime page's tables that holds a time alone ("33 ms", "199 µs").
@@ -70,10 +77,5 @@ _SPLIT_TIMES = """() => [...document.querySelectorAll('td')].filter(td => /^\\d[
 def test_a_time_keeps_its_unit_on_its_line(tmp_path):
     """The tables' time columns are narrow beside a kernel's name: "33 ms" wrapped to "33" above "ms" (every time of
     profile_cudagraphs' table of kernels at 1300 pixels), a number whose unit is on the next line."""
-    for name in ("capture_profile", "profile_cudagraphs"):
-        out = tmp_path / name
-        report(cuda211(f"{name}.log.gz"), out, "--profile", cuda211(f"{name}.profile.json.gz"))
-        with browser_page() as page:
-            page.set_viewport_size({"width": 1300, "height": 900})
-            page.goto((out / "runtime.html").as_uri())
-            assert page.evaluate(_SPLIT_TIMES) == [], name
+    for name, page in _h200_runtime_pages(tmp_path):
+        assert page.evaluate(_SPLIT_TIMES) == [], name
