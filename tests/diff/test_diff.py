@@ -1117,6 +1117,22 @@ def test_a_kernel_compiled_two_more_times_in_one_run_is_said_once():
     assert [k["compiled"] for k in change.detail["kernels_removed"]] == [{"A": 3, "B": 1}]
 
 
+def test_a_kernel_only_one_run_computes_several_times_is_said_once_with_its_count():
+    """hf_gpt2_profile vs hf_gpt2_generate (cuda_torch211): transformers' wrapper frame compiles once in A and five
+    times in B, and B's graphs compute layer norm over the embedding (modeling_gpt2.py:573-577) three times, which A's
+    one graph (with the position ids made inside) never does. The diff said '+ triton_red_fused_add_embedding_...'
+    three times, the line repeated once per copy; said once, with B's count as for a kernel both compute."""
+    a, b = facts_of(cuda211("hf_gpt2_profile.log.gz")), facts_of(cuda211("hf_gpt2_generate.log.gz"))
+    [change] = [c for c in diff_runs(a, b).changes if ": generated kernels" in c.title]
+    name = "triton_red_fused_add_embedding_native_layer_norm_0"
+    assert change.title.count(f"+ {name} (") == 1
+    assert (f"+ {name} (var_mean, add, embedding, mul, sub, rsqrt at modeling_gpt2.py:273, modeling_gpt2.py:577, "
+            "modeling_gpt2.py:569, modeling_gpt2.py:576; B compiled it 3 times)") in change.title
+    assert [k["compiled"] for k in change.detail["kernels_added"] if k["kernel"] == name] == [{"A": 0, "B": 3}]
+    added = [(tuple(k["ops"]), tuple(k["lines"])) for k in change.detail["kernels_added"]]
+    assert len(added) == len(set(added))
+
+
 def test_a_dynamo_set_logged_in_another_order_is_no_config_change(capsys):
     """peer-tlparse's chromium_events.log and simple.log: torch wrote Dynamo's allowed_functions_module_string_ignorelist,
     a set, in the order of each process's string hashing (older torch did not sort sets before logging its config):

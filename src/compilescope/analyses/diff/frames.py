@@ -158,21 +158,17 @@ def _kernels_changed(fa: FrameFacts, fb: FrameFacts,
     keys = {"A": Counter(key(w) for w in wa), "B": Counter(key(w) for w in wb)}
     for side, only, work, other in (("B", only_b, wb, 0), ("A", only_a, wa, 1)):
         other_side = "A" if other == 0 else "B"
-        # (a kernel both sides compute is said once, with both counts: multiset_diff gives it once per extra copy)
-        said_both: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
-        for k in only:
-            if keys[other_side][k]:
-                if k in said_both:
-                    continue
-                said_both.add(k)
+        # (a kernel is said once, with its counts: multiset_diff gives it once per extra copy, whether the other side
+        # computes it too or not at all)
+        for k in dict.fromkeys(only):
             w = next(x for x in work if key(x) == k)
             # (a kernel this frame makes in both runs, in more of one side's graphs (a recompile the other run did
             # not need): not computed elsewhere, so the other run's frame that has it is not named as if it were)
             elsewhere = (_computed_in(runs[other], k, besides=fa.key) if runs is not None and not keys[other_side][k]
                          else None)
-            where = (f", which {other_side} computed in {elsewhere}" if elsewhere
-                     else f"; {side} compiled it {times(keys[side][k])}, {other_side} {times(keys[other_side][k])}"
-                     if keys[other_side][k] else "")
+            where = (f", which {other_side} computed in {elsewhere}" if elsewhere else "") + (
+                f"; {side} compiled it {times(keys[side][k])}, {other_side} {times(keys[other_side][k])}"
+                if keys[other_side][k] else f"; {side} compiled it {times(keys[side][k])}" if keys[side][k] > 1 else "")
             parts.append(f"{'+' if side == 'B' else '-'} {w['kernel']} ({_computes(w)}{where})")
             compiled = {"A": keys["A"][k], "B": keys["B"][k]}
             detail["kernels_added" if side == "B" else "kernels_removed"].append(
