@@ -229,6 +229,28 @@ def test_diff_says_the_launch_changed_and_the_kernel_and_its_compiles_did_not():
 
 
 
+def test_diff_of_a_kernel_whose_way_in_one_log_does_not_say_says_that_not_a_change():
+    """No real pair has it (each user-kernel log here has its Dynamo graph, so both sides say how the launch enters):
+    the real raw and triton_op logs' facts, with one side's launch_call gone, as a log whose Dynamo graph was not
+    logged (or was cut) leaves it. The diff said "how its launch enters the graph changed: ... → launched at
+    user_triton_kernel.py:45", a change the logs do not show; now only the other lines, and which log does not say."""
+    launch, call = line_holding(PROGRAM, "launch[(triton.cdiv(n, 1024),)]"), line_holding(PROGRAM, "scaled_add(h, y, 0.5)")
+    a, b = (run_facts(analyze(read_trace(cuda211(f"user_triton_kernel_{v}.log.gz")))) for v in ("raw", "triton_op"))
+    assert a.user_kernels and b.user_kernels and all(k["launch_call"] for k in a.user_kernels + b.user_kernels)
+    unsaid_a = [{**k, "launch_call": None} for k in a.user_kernels]
+    unsaid_b = [{**k, "launch_call": None} for k in b.user_kernels]
+    (change,) = user_kernel_changes(a.user_kernels, unsaid_b)
+    assert change.title == (
+        f"your Triton kernel scaled_add_kernel: launched at user_triton_kernel.py:{launch}, traced into the graph as "
+        f"triton_kernel_wrapper_mutation → launched at user_triton_kernel.py:{call}: from other lines (B's log does "
+        "not say how its launch enters the graph); the kernel is the same in both: its code, compiled in [0/0], [0/1] "
+        "(n symbolic in [0/1])")
+    (change,) = user_kernel_changes(unsaid_a, b.user_kernels)
+    assert "(A's log does not say how its launch enters the graph)" in change.title and "changed" not in change.title
+    # the same lines, one log silent on the way in: nothing known to differ
+    assert user_kernel_changes(a.user_kernels, unsaid_a) == [] and user_kernel_changes(unsaid_b, b.user_kernels) == []
+
+
 def test_diff_of_a_kernel_entering_the_graph_the_same_way_from_other_lines_says_so():
     """triton_op_mutation.py and its fixed twin, triton_op_mutation_fixed.py, both call scale_kernel through the custom
     op mylib::scale_tr (torch.library.triton_op in each program) at lines 41 and 46 of their own files. Nothing of how

@@ -167,7 +167,8 @@ def aoti_changes(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Chang
 def user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] | None) -> list[Change]:
     """The user's own Triton kernels, by name: one the compiled code of one run holds and the other's not; one whose
     launch entered the graphs otherwise (launched raw, then through a triton_op), said with what stayed the same (its
-    code, the compiles holding it, the sizes each took symbolic), which the graph nodes that changed do not tell."""
+    code, the compiles holding it, the sizes each took symbolic), which the graph nodes that changed do not tell. Where
+    one log does not say how the launch enters the graph, no change of it is said: only other lines, if they differ."""
     if a is None or b is None:
         return []
 
@@ -209,9 +210,15 @@ def user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] 
         if name not in ka:
             out.append(Change("graphs", "added", f"your Triton kernel {name} is new in the compiled code "
                               f"(B: {compiles(ks)})", ks[0]["frame"], None, ks))
+    def lines(ks: list[dict[str, Any]]) -> list[str]:
+        return list(dict.fromkeys(u for k in ks for u in k["launched_at"]))
+
     for name, ks in ka.items():
         other = kb.get(name)
         if other is None or launch(ks) == launch(other):
+            continue
+        # (one log does not say how the launch enters the graph: from the same lines, nothing is known to differ)
+        if bool(how(ks)) != bool(how(other)) and lines(ks) == lines(other):
             continue
         codes = ({k.get("source_md5") for k in ks}, {k.get("source_md5") for k in other})
         same_code = None not in codes[0] | codes[1] and codes[0] == codes[1] and len(codes[0]) == 1
@@ -224,6 +231,9 @@ def user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] 
                      f"the same way into the graph, from other lines")
         elif not how(ks) and not how(other):  # (the log says of neither run how the launch enters the graph)
             title = f"your Triton kernel {name}: {launch(ks)} → {launch(other)}: from other lines"
+        elif not how(ks) or not how(other):  # (one log does not say: not a change of the way in)
+            title = (f"your Triton kernel {name}: {launch(ks)} → {launch(other)}: from other lines ("
+                     f"{'A' if not how(ks) else 'B'}'s log does not say how its launch enters the graph)")
         else:
             title = f"your Triton kernel {name}: how its launch enters the graph changed: {launch(ks)} → {launch(other)}"
         if same:
