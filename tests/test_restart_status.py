@@ -18,7 +18,7 @@ from compilescope.analyses.rank_summary import summarize_rank
 from compilescope.analyses.status import TLPARSE_STATUS_LABELS, counts_text
 from compilescope.ingest.reader import read_trace
 
-from .conftest import cuda211, peer, report, torch213
+from .conftest import cuda211, peer, report, run_cli, torch213
 
 
 def raw_compiles(log: Path) -> tuple[set[str], dict[str, tuple[int | None, bool]]]:
@@ -131,3 +131,27 @@ def test_peer_log_restarts(tmp_path):
 ])
 def test_counts_in_words(counts, text):
     assert counts_text(counts) == text
+
+
+def test_a_recompile_chain_of_restarted_compiles_reads_by_compilation(tmp_path, capsys):
+    """resume_print_break: the resume function after the break at line 18 breaks again at line 20's print, so Dynamo
+    restarts each of its compiles ([1/0] then [1/0_1], [1/1] then [1/1_1]). The recompile went [1/0] → [1/1]; the
+    summary and the report printed "[1/0_1] → [1/1_1]", as if the attempt were part of the step. Now the chain names
+    the compilations, the restarts said apart (the report's links still lead to the attempt that compiled)."""
+    log = torch213("resume_print_break.log.gz")
+    started, metrics = raw_compiles(log)
+    # (each compile started as attempt 0; attempt 1 ended it, with a graph, the restart's reason kept)
+    assert {"[1/0]", "[1/1]"} <= started and "[1/0_1]" not in started
+    assert metrics["[1/0_1]"] == metrics["[1/1_1]"] == (1, True) and "[1/0]" not in metrics
+    assert run_cli("summary", log) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "_1] →" not in out
+    assert ("f (after its graph break at line 18) (resume_print_break.py:18) ├── [1/0] → [1/1] ├── [1/0] and [1/1] "
+            "each compiled after a restart ([1/0_1], [1/1_1]: Dynamo restarted its analysis, most often at a graph "
+            "break)") in out
+    report(log, tmp_path / "r")
+    page = (tmp_path / "r" / "index.html").read_text()
+    [chain] = [c for c in re.findall(r'<span class="chain">(.*?)</span>', page) if "[1/" in c]
+    assert unescape(re.sub(r"<[^>]+>", "", chain)) == "[1/0] → [1/1]"
+    assert 'href="#[1/0_1]"' in chain and 'href="#[1/1_1]"' in chain
+    assert "[1/0] and [1/1] each compiled after a restart ([1/0_1], [1/1_1]:" in page

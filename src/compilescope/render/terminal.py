@@ -199,7 +199,9 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
         called = f", called at {frame.called_at}" if frame.called_from else ""
         where = f"  ({frame.short}{called})" if frame.short else ""
         tree = Tree(TerminalText(f"{frame.function_label}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
-        tree.add(TerminalText(" → ".join(frame.chain)))
+        tree.add(TerminalText(" → ".join(frame.compilations)))
+        if frame.restarts:
+            tree.add(TerminalText(frame.restarts))
         if frame.expected_split:
             tree.add(TerminalText(f"recompiles: {frame.expected_split}"))
         for step in frame.steps:

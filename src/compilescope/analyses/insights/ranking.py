@@ -62,7 +62,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             # (late in a run is when a service meets it: after its warm-up, on a request unlike the others)
             when = f"; hit {last.when_text.split(';')[0]}" if last and last.when_text else ""
             out.append(Finding(ERROR, "recompiles", f"{frame.name or 'a function'} hit the recompile limit and runs uncompiled",
-                               f"{' → '.join(frame.chain)}; failing guard: {guard.shown if guard else '?'}{when}"))
+                               f"{' → '.join(frame.compilations)}; failing guard: {guard.shown if guard else '?'}{when}"))
     errors: dict[tuple, list] = {}
     for err in ins.errors.errors:
         if err.stage == "recompile_limit" or id(err) in library.errors:

@@ -31,6 +31,7 @@ from dataclasses import field
 from typing import Any
 
 from ...lazy_regex import lazy_compile
+from ...model.ids import compilation_key
 from ...model.records import dataclass
 from ...model.trace import Compile, Trace
 from ...model.payloads import PayloadRef
@@ -471,6 +472,24 @@ class FrameRecompiles:
     @property
     def recompiles(self) -> int:
         return len(self.steps)
+
+    @property
+    def compilations(self) -> list[str]:
+        """The chain as the recompiles went: "[1/0]", "[1/1]". A chain's id is each compilation's last attempt, and
+        "[1/0_1] → [1/1_1]" read as if the attempt were part of the step (attempt 1 is a restart within [1/0], not
+        a recompile); the restarts are said apart (restarts)."""
+        return [compilation_key(cid) for cid in self.chain]
+
+    @property
+    def restarts(self) -> str | None:
+        """"[1/0] and [1/1] each compiled after a restart ([1/0_1], [1/1_1]: ...)", for the chain's compilations
+        compiled in a restarted attempt; None where none was."""
+        restarted = [(label, cid) for label, cid in zip(self.compilations, self.chain) if label != cid]
+        if not restarted:
+            return None
+        labels, cids = and_list([label for label, _ in restarted]), ", ".join(cid for _, cid in restarted)
+        which = f"{labels} each" if len(restarted) > 1 else labels
+        return f"{which} compiled after a restart ({cids}: Dynamo restarted its analysis, most often at a graph break)"
 
     @property
     def avoidable(self) -> list[str]:
