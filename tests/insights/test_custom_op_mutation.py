@@ -130,8 +130,13 @@ def test_without_the_program_on_this_machine_nothing_is_claimed_and_the_gate_say
     assert [(u.op, u.path, u.why) for u in found.unread] == [("mylib::scale", where, "was not readable"),
                                                              ("mylib::clamp_np", where, "was not readable")]
     assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
-    assert (f"no-custom-op-mutations: not checked: the source of mylib::scale was not readable at {where}, and 1 more "
-            "op") in capsys.readouterr().out
+    # (said as a failure of a rule that could not be decided, with its exit status: "not checked" read as a skip)
+    assert (f"no-custom-op-mutations: could not be decided, so it fails (exit status 1): the source of mylib::scale "
+            f"was not readable at {where}, and 1 more op, so what they write is not known") in capsys.readouterr().out
+    assert main(["check", str(log), "--no-custom-op-mutations", "--json"]) == 1
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert (rule["rule"], rule["passed"]) == ("no-custom-op-mutations", False)
+    assert rule["message"].startswith("no-custom-op-mutations: could not be decided, so it fails (exit status 1): ")
     # Other rules asked for alone do not fail for it
     assert main(["check", str(log), "--no-inductor-random"]) == 0
 

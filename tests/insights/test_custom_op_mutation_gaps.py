@@ -194,7 +194,8 @@ def test_an_op_defined_nowhere_it_is_looked_for_is_listed_not_checked(tmp_path, 
         "module it imports from beside it defines the op with torch.library.custom_op, triton_op or a Library's "
         "define: an installed package's op, or one registered at run time)")
     assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
-    assert (f"no-custom-op-mutations: not checked: the source of mylib::scale was not found from its call at {caller}"
+    assert ("no-custom-op-mutations: could not be decided, so it fails (exit status 1): the source of mylib::scale was "
+            f"not found from its call at {caller}"
             in _flat(capsys.readouterr().out))
 
 

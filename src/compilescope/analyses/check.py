@@ -482,15 +482,17 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
             "no-custom-op-mutations", lambda f: f.numerics is None or f.unread_custom_ops is None):
         not_read_ops = [(rank, facts.unread_custom_ops) for rank, facts in runs.items() if facts.unread_custom_ops]
         if not_read_ops and not any(_undeclared_writes(f) for f in runs.values()):
-            # (an op called whose body is not on this machine: not checkable, so fail, saying where it was looked for;
-            # a write found elsewhere fails the rule naming it)
+            # (an op called whose body is not on this machine: the rule cannot be decided, and a CI gate must not pass
+            # it unchecked, so it fails, saying so plainly ("not checked" read as a skip) and where the source was
+            # looked for; a write found elsewhere fails the rule naming it)
             first_rank, ops_not_read = not_read_ops[0]
             more = f" (and {count(len(not_read_ops) - 1, 'more rank', 'more ranks')})" if len(not_read_ops) > 1 else ""
             more_ops = f", and {count(len(ops_not_read) - 1, 'more op', 'more ops')}" if len(ops_not_read) > 1 else ""
             results.append(RuleResult("no-custom-op-mutations", "none allowed", False,
-                                      f"no-custom-op-mutations: {_where(first_rank)}not checked: "
-                                      f"{ops_not_read[0]['said']}{more_ops} (check where the program's files are as "
-                                      f"they ran){more}",
+                                      f"no-custom-op-mutations: {_where(first_rank)}could not be decided, so it "
+                                      f"fails (exit status 1): {ops_not_read[0]['said']}{more_ops}, so what "
+                                      f"{'they write' if more_ops else 'it writes'} is not known (check where the "
+                                      f"program's files are as they ran){more}",
                                       [u["said"] for _, listed in not_read_ops for u in listed]))
         else:
             # (an op defined by a schema string declares its writes there, not in mutates_args; facts saved before
