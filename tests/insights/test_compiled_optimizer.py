@@ -161,7 +161,14 @@ def test_on_cuda_every_recompile_is_the_learning_rate():
     compilations = _specialized_compilations(CUDA_FLOAT)
     [spec] = [f for f in ins.findings if f.section == "dynamic_shapes"]
     assert spec.title == f"1 dynamic float specialized to a constant ({len(compilations)} compilations)"
-    assert len(compilations) == 5 and spec.detail.startswith("self.param_groups[0]['lr'] (zf8) = 0.00466666666666667, 0.006, ")
+    assert len(compilations) == 5 and spec.detail.startswith("self.param_groups[0]['lr'] (zf8) = 0.00466667, 0.006, ")
+    # The learning rates as a user writes them, not sympy's 15 digits ("0.00466666666666667") nor Python's 17
+    # ("0.004666666666666667"): in the recompile steps, the specializations and the symbols' example values
+    assert [s.specialized_placement[0].text.split(" (")[0] for s in frame.steps[1:]] == [
+        f"{cid} had specialized zf8 = {v}" for cid, v in (("[2/1_1]", "0.00466667"), ("[2/2]", "0.006"),
+                                                          ("[2/3]", "0.00733333"), ("[2/4]", "0.00866667"))]
+    assert [s.value_text for s in ins.dynamic_shapes.specializations][:2] == ["0.00466667", "0.00466667"]
+    assert {s.value: s.value_text for s in ins.dynamic_shapes.symbols}["0.004666666666666667"] == "0.00466667"
     with read_trace(str(CUDA_TENSOR)) as trace:
         fixed = insights(trace)
     assert not fixed.recompiles.frames and not fixed.dynamic_shapes.specializations
@@ -205,8 +212,9 @@ def test_diff_of_the_fix_says_each_guard_once(capsys):
     [read_at] = set(re.findall(r"\"source\": \"L\['self'\]\.param_groups\[0\]\['lr'\]\", \"user_stack\": "
                                r"\[\{\"line\": (\d+), \"name\": \"step\"", gzip.open(CUDA_FLOAT, "rt").read()))
     assert (f"no longer specialized: self.param_groups[0]['lr'] = 5 values: "
-            f"{', '.join(v.rstrip('0') for v in values)} (lr, read as self.param_groups[0]['lr'] by step at torch's "
-            f"adam.py:{read_at}, called at compiled_optimizer.py:{call})") in flat  # sympy's zeros dropped
+            f"{', '.join(f'{float(v):.6g}' for v in values)} (lr, read as self.param_groups[0]['lr'] by step at "
+            f"torch's adam.py:{read_at}, called at compiled_optimizer.py:{call})") in flat  # (as a user writes them)
+    assert "0.00466667, 0.006, 0.00733333, 0.00866667, 0.01 (lr" in flat and "0.004666666" not in flat.split("no longer specialized")[1]
 
 
 def _step_graph_inputs(log) -> list[str]:

@@ -200,6 +200,11 @@ class SymbolCreated:
         return self.made_by or self.compile_id
 
     @property
+    def value_text(self) -> str | None:
+        """The example value as a user writes it (number_text): "0.00466667", not "0.004666666666666667"."""
+        return number_text(self.value) if self.value is not None else None
+
+    @property
     def range_text(self) -> str | None:
         """The range for people ("any value ≥ 2", "any value"), torch's ("[2, int_oo]") where it is not lo..infinity;
         an unbacked symbol's as its runtime asserts bound it ("0 to 32, by its runtime asserts")."""
@@ -234,6 +239,11 @@ class Specialization:
     # and that function ("step"). location and torch_location are then where the value was read (_read_place).
     read_as: str | None = None
     read_by: str | None = None
+
+    @property
+    def value_text(self) -> str:
+        """The value as a user writes it (number_text): sympy's "0.00466666666666667" as "0.00466667"."""
+        return number_text(self.value)
 
     @property
     def read_text(self) -> str | None:
@@ -616,10 +626,17 @@ def _range_words(value_range: str) -> str:
     return words.replace("[", "").replace("]", "").replace(", ", " to ") if words == value_range else words
 
 
-def number_text(value: str | None) -> str:
-    """sympy's "0.00600000000000000" as "0.006"."""
+def number_text(value: str | None, exact: bool = False) -> str:
+    """A number torch wrote as a user writes it: sympy's "0.00600000000000000" as "0.006", its 15 digits
+    "0.00466666666666667" (a learning rate a scheduler computed) and Python's "0.004666666666666667" as "0.00466667",
+    six significant digits at most (Python's %g); a large one whole ("1234567.00000000" as "1234567"). exact: sympy's
+    trailing zeros dropped only, every other digit kept (a value inside a guard's code, which compares it whole).
+    Anything else (an integer, an expression, None) as written."""
     text = str(value)
-    return text.rstrip("0").rstrip(".") if "." in text and text.replace(".", "", 1).isdigit() else text
+    if "." not in text or not text.removeprefix("-").replace(".", "", 1).isdigit():  # (no exponent, no expression)
+        return text
+    short = f"{float(text):.6g}"
+    return short if not exact and "e" not in short else text.rstrip("0").rstrip(".")
 
 
 def _frame(compile_id: str) -> int | None:
@@ -747,7 +764,7 @@ class SpecializedSize(_SizeEvents):
 
     @property
     def values_text(self) -> str:
-        """"s27 = 8 in [0/2]"; of several compiles, each value once: "zf8 = 0.0047 in [2/1], [2/1_1]; 0.006 in [2/2]"."""
+        """"s27 = 8 in [0/2]"; of several compiles, each value once: "zf8 = 0.00466667 in [2/1], [2/1_1]; 0.006 in [2/2]"."""
         return f"{self.symbol} = " + "; ".join(f"{number_text(value)} in {', '.join(ids)}" for value, ids in self.values)
 
     def to_json(self) -> dict[str, Any]:
@@ -850,7 +867,7 @@ class DynamicSize(_SizeEvents):
         one_range = len(ranges) == 1
         by_symbol: dict[str, list[str]] = {}
         for s in made:
-            text = (s.symbol + (f" = {s.value}" if s.value is not None else "")
+            text = (s.symbol + (f" = {number_text(s.value)}" if s.value is not None else "")
                     + (f" ({s.range_text})" if s.range_text and not one_range else ""))
             ids = by_symbol.setdefault(text, [])
             if s.shown_id not in ids:

@@ -268,7 +268,7 @@ def _one_of(guards: list[str]) -> str:
     if len(differ) != 1:
         return texts[0] if len(texts) == 1 else "; ".join(texts)
     at = differ[0]
-    values = "one of " + ", ".join(dict.fromkeys(number_text(n[at]) for n in numbers))
+    values = "one of " + ", ".join(dict.fromkeys(number_text(n[at], exact=True) for n in numbers))
     match = list(_GUARD_NUMBER.finditer(texts[0]))[at]
     return texts[0][:match.start()] + values + texts[0][match.end():]
 

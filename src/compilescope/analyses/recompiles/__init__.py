@@ -38,7 +38,7 @@ from ...model.payloads import PayloadRef
 from ...wording import LISTED, Listed, and_list, count, cut, format_seconds, times
 from ..compile_time import STILL_COMPILING
 from ..compiled_frames import module_label
-from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specialization
+from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specialization, number_text
 from ..graph_breaks.resume_names import function_label
 from ..installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, pinned_lengths, pinned_state, tree_closures
 from ..stack_values import name_stack_values
@@ -429,7 +429,7 @@ class RecompileStep:
         if spec is None:
             return []
         why = SPECIALIZATION_REASONS.get(spec.reason or "", spec.reason)
-        text = f"{spec.compile_id} had specialized {spec.symbol} = {spec.value}" + (f" ({why})" if why else "")
+        text = f"{spec.compile_id} had specialized {spec.symbol} = {number_text(spec.value)}" + (f" ({why})" if why else "")
         read = spec.read_text
         text += f": {read}" if read else ""
         if spec.location is None:
