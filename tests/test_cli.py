@@ -564,6 +564,7 @@ NOT_FOR_A_PLAIN_REPORT = (
     "mmap", "signal", "traceback",  # a report written by several processes (a big log's; traceback: one of them failed)
     "ahocorasick",  # a log with provenance
     "gzip",  # a .gz log (or a .gz log beside it, or --save FILE.gz)
+    "compilescope.analyses.recompiles.models",  # a recompile on a dtype (a model's parameters of another dtype)
 )
 
 

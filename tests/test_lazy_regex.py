@@ -81,10 +81,10 @@ LAZY_FOR_A_SMALL_LOG = (
 
 def _compiled(patterns: tuple[str, ...]) -> str:
     """The expression _report_in_a_new_process evaluates: which of the patterns were compiled (a re.Pattern, made
-    eagerly, counts as compiled)."""
+    eagerly, counts as compiled; a module never imported compiled none)."""
     names = ", ".join(repr(name.rpartition(".")) for name in patterns)
     return (f"sorted(m + '.' + n for m, _, n in [{names}] "
-            "if 'match' in getattr(getattr(sys.modules[m], n, None), '__dict__', ('match',)))")
+            "if m in sys.modules and 'match' in getattr(getattr(sys.modules[m], n, None), '__dict__', ('match',)))")
 
 
 def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
@@ -142,3 +142,4 @@ def test_printable_text_of_any_script_skips_the_invisible_patterns_and_reads_as_
             assert invisible.shown_in_html(text) == invisible._NOT_SHOWN_IN_HTML.sub(invisible._shown_in_html, text)
     assert invisible.shown_in_html("…\u202e×") == "…\\u202e×" and invisible.one_line("a…\nb") == "a…\\u000ab"
     assert invisible.safe_terminal_text("→ \u200bx") == "→ \\u200bx"
+

@@ -19,7 +19,6 @@ from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_sta
                      numpy_dtype_advice, parameter_guards, requires_grad_advice, size_advice)
 from .backward_and_resets import backward_graphs, compiled_afresh, renumbered_after_reset, renumbered_other_process
 from .lengths import length_advice, length_failures, length_history, mutations
-from .models import other_model_advice
 from .placement import known_files, place_argument_guards, place_failed_checks, place_size_one_guards
 from .reasons import ARTIFACT, parse_reason, reasons_payload
 from .settings import (HOOK_ADVICE, link_state_changes, mark_expected,
@@ -185,9 +184,12 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
                     [g for st, _ in steps for g in st.failed_guards if g.change == "dtype"])):
                 advice.append(numpy)
                 continue
-            if c == "dtype" and (models := other_model_advice(steps, texts, compiled_frames, by_id)):
-                advice.append(models)
-                continue
+            if c == "dtype":
+                from .models import other_model_advice  # (imported by a dtype recompile only: every report's start-up)
+
+                if models := other_model_advice(steps, texts, compiled_frames, by_id):
+                    advice.append(models)
+                    continue
             if c != "size":
                 advice.append(ADVICE[c])
                 continue
