@@ -143,3 +143,43 @@ def test_printable_text_of_any_script_skips_the_invisible_patterns_and_reads_as_
     assert invisible.shown_in_html("…\u202e×") == "…\\u202e×" and invisible.one_line("a…\nb") == "a…\\u000ab"
     assert invisible.safe_terminal_text("→ \u200bx") == "→ \\u200bx"
 
+
+def test_a_report_of_a_log_whose_guards_name_self_and_no_numbered_block_compiles_neither_pattern(tmp_path):
+    """training.log's trees guard L['self'] (a Tiny) and L['self']._modules['lin']: its wrapper local is read with str
+    methods, and no `._modules['<digit>` asks for the numbered blocks' pattern."""
+    compiled = _compiled(("compilescope.analyses.installed_guards._WRAPPER_LOCAL",
+                          "compilescope.analyses.installed_guards._NUMBERED_MODULE"))
+    assert _report_in_a_new_process(torch213("training.log"), tmp_path / "out", compiled) == "0 []"
+
+
+def test_a_wrapper_local_is_read_as_its_pattern_reads_it():
+    """installed_guards._wrapper_local gives what _WRAPPER_LOCAL.search gives, on the real trees' lines that name a
+    wrapper's local and on lines the str reading leaves to the pattern."""
+    import gzip
+
+    from compilescope.analyses import installed_guards as guards
+
+    lines = set()
+    for name in ("training.log", "hf_llama.log.gz", "module_swap_hook.log.gz", "one_model_cast.log.gz",
+                 "regional_blocks.log.gz", "nograd_wrapped.log.gz"):
+        path = torch213(name)
+        text = (gzip.open(path, "rt") if name.endswith(".gz") else open(path)).read()
+        lines.update(line for line in text.splitlines() if "source=L['" in line)
+    lines.update([
+        "| +- GuardManager: source=L['self'], accessed_by=X, type=<class '__main__.f.<locals>.M'>, x type=<class 'a.B'>",
+        "GuardManager: source=L['fn'], accessed_by=X, type=<class '...'>", "GuardManager: source=L['func'], type=<class ''>",
+        "GuardManager: source=L['args'][0], accessed_by=" + "x" * 300 + ", type=<class 'a.B'>",
+        "GuardManager: source=L['args'][0], accessed_by=" + "x" * 298 + ", type=<class 'a.B'>",
+        "GuardManager: source=L['self'], type=<class '" + "a" * 301 + "'>", "GuardManager: source=L['self'], type=<class 'é.B'>",
+        "GuardManager: source=L['self'], a\nb type=<class 'a.B'>", "GuardManager: source=L['self'], type=<class 'a.B'",
+        "source=L['self'], type=<class 'a.B'>", "x GuardManager: source=L['self'].x, GuardManager: source=L['fn'], "
+        "type=<class 'a.B'>"])
+    named = 0
+    for line in lines:
+        at = line.find("source=L['")
+        if at < 0 or not line.startswith(guards._WRAPPER_LOCAL_NAMES, at + len("source=L['")):
+            continue
+        m = guards._WRAPPER_LOCAL.search(line, at - len("GuardManager: "))
+        assert guards._wrapper_local(line, at) == (None if m is None else (m["source"], m["cls"])), line
+        named += m is not None
+    assert named >= 8

@@ -184,6 +184,45 @@ _WRAPPER_LOCAL = lazy_compile(r"GuardManager: source=(?P<source>L\['(?:fn|func|s
                               r"[^\n]{0,300}?type=<class '(?P<cls>[\w.]{1,300})'>")
 
 
+def _wrapper_local(line: str, at: int) -> tuple[str, str] | None:
+    """(source, class) as _WRAPPER_LOCAL.search(line, at - len("GuardManager: ")) reads them, `at` where the line's
+    `source=L['` is: read with str methods where the line is as torch writes it (`GuardManager: source=L['self'],
+    accessed_by=..., type=<class '__main__.Tiny'>`), because most logs have a `self` and compiling the pattern cost
+    a small log's report 0.1% of its instructions. Any other line (a class that is no dotted name, `<locals>`) goes
+    through the pattern."""
+    start = at - len("GuardManager: ")
+    source_at = at + len("source=")
+    end = line.find(", ", source_at)
+    if start >= 0 and end >= 0 and line.startswith("GuardManager: ", start) and line[source_at:end] in WRAPPER_LOCALS:
+        type_at = line.find("type=<class '", end + 2)
+        cls_at = type_at + len("type=<class '")
+        cls_end = line.find("'", cls_at)
+        cls = line[cls_at:cls_end]
+        # (the pattern's lazy [^\n]{0,300}? takes the first type=<class ' it can; its [\w.]{1,300} all of the name)
+        if 0 <= type_at - (end + 2) <= 300 and "\n" not in line[end:type_at] and 0 < len(cls) <= 300 \
+                and line.startswith("'>", cls_end) and cls.isascii() and cls.replace(".", "a").replace("_", "a").isalnum():
+            return line[source_at:end], cls
+    m = _WRAPPER_LOCAL.search(line, max(start, 0))
+    return None if m is None else (m["source"], m["cls"])
+
+
+def _names_a_numbered_module(line: str) -> bool:
+    """Whether a `._modules['` of the line is followed by a digit, as _NUMBERED_MODULE needs: a line of a named
+    submodule (`._modules['lin']`) is ruled out without compiling the pattern (a small log's report compiled it for
+    none)."""
+    at = line.find(_MODULE_KEY)
+    while at >= 0:
+        at += _MODULE_KEY_LENGTH
+        if line[at:at + 1].isdecimal():
+            return True
+        at = line.find(_MODULE_KEY, at)
+    return False
+
+
+_MODULE_KEY = "._modules['"
+_MODULE_KEY_LENGTH = len(_MODULE_KEY)
+
+
 def _read_line(line: str) -> TreeLine | None:
     """What a guard tree's line says; None for a line that says none of it (most of a tree)."""
     site = guard_site_of(line)
@@ -211,16 +250,15 @@ def _read_line(line: str) -> TreeLine | None:
         elif (cls := _cache_class(line)) is not None and (m := _MANAGER.search(line)) is not None:
             cache = (m["source"], cls)  # (_MANAGER: a cache's source may hold spaces, `L['c']['a, b']`)
         at = line.find("source=L['")
-        if at >= 0 and line.startswith(_WRAPPER_LOCAL_NAMES, at + len("source=L['")) \
-                and (m := _WRAPPER_LOCAL.search(line, at - len("GuardManager: "))) is not None:
-            local = (m["source"], m["cls"])
+        if at >= 0 and line.startswith(_WRAPPER_LOCAL_NAMES, at + len("source=L['")):
+            local = _wrapper_local(line, at)
     tensor_class = (m["cls"] if _TENSOR_META in line and (m := _GLOBAL_GUARDED.search(line)) is not None else None)
     lengths = (tuple((m["source"] or m["empty"], int(m["n"]) if m["n"] else 0) for m in _LENGTH.finditer(line))
                if "LENGTH_CHECK: " in line or "DICT_LENGTH: " in line else ())
     closure = closure_variable(line)
     # (any line of a numbered module, whatever else it says: the hooks' and modules' patterns need an accessed_by)
     block = ((m["source"], m["cls"]) if "._modules['" in line and "type=<class '" in line
-             and (m := _NUMBERED_MODULE.search(line)) is not None else None)
+             and _names_a_numbered_module(line) and (m := _NUMBERED_MODULE.search(line)) is not None else None)
     if site is None and pins is None and hooks is None and hook is None and module is None and not lengths \
             and closure is None and tensor_class is None and tensor is None and cache is None and block is None \
             and local is None:
