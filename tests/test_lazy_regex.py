@@ -74,8 +74,8 @@ LAZY_FOR_A_SMALL_LOG = (
                                                                 "_OPS_CALL")),
     # (a dtype recompile of a model's parameters; a compiled frame that is a library's wrapper of the user's model)
     "compilescope.analyses.recompiles.models._SELF_PARAMETER", "compilescope.analyses.recompiles.models._SELF_CLASS",
-    "compilescope.analyses.insights.compile_time_and_caches._SELF",
-    "compilescope.analyses.insights.compile_time_and_caches._KEYWORD",
+    "compilescope.analyses.compiled_frames._SELF",
+    "compilescope.analyses.compiled_frames._KEYWORD",
 )
 
 

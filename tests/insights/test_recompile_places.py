@@ -153,7 +153,9 @@ def test_generates_kv_cache_that_grew_is_named_and_given_the_static_cache_fix(tm
     by_id = {s.compile_id: s for s in wrapper.steps}
     grew = by_id["[0/4]"].guard
     assert (grew.tensor, grew.cache_source, grew.cache_class) == (
-        "kwargs['past_key_values'].layers[0].keys", "kwargs['past_key_values']", "DynamicCache")
+        "kwargs['past_key_values'].layers[0].keys", "past_key_values", "DynamicCache")
+    # (the tensor as the keyword generate() passed names it: the wrapper's `kwargs` is no name of the user's)
+    assert grew.tensor_text == "past_key_values.layers[0].keys"
     assert (grew.location_kind, grew.location.filename.endswith("transformers/cache_utils.py"), grew.location.line,
             grew.location.function) == ("first_use", True, 158, "get_seq_length")
     assert by_id["[0/4]"].dynamic_symbol == "s53"
@@ -164,24 +166,25 @@ def test_generates_kv_cache_that_grew_is_named_and_given_the_static_cache_fix(tm
     assert [by_id[c].guard.cache_class for c in ("[0/1]", "[0/3]")] == [None, None]
     assert wrapper.kv_caches == ["DynamicCache"]
     [cache_fix] = [a for a in wrapper.advice if "KV cache" in a]
-    assert ("kwargs['past_key_values'], a DynamicCache" in cache_fix and "generate()" in cache_fix
+    assert ("(past_key_values, a DynamicCache)" in cache_fix and "generate()" in cache_fix
             and 'cache_implementation="static"' in cache_fix and "dynamic=True" in cache_fix)
     # (named as the call names it: `model(input_ids=ids)`)
     assert ("Sizes change between calls (ids at index 1, passed in by the call at hf_gpt2_generate.py:20): mark "
             "that dimension dynamic with torch._dynamo.mark_dynamic(ids, 1)") in " ".join(wrapper.advice)
     [generated] = [a for a in wrapper.advice if a.startswith("transformers' generate() makes the inputs it passes")]
-    assert "(kwargs['input_ids'] at index 1:" in generated
+    assert "(input_ids at index 1:" in generated
 
     assert run_cli("summary", log) == 0
     out = re.sub(r"[\s│├└─]+", " ", capsys.readouterr().out)
-    assert "a tensor of transformers' KV cache: kwargs['past_key_values'] is a DynamicCache" in out
-    assert "kwargs['past_key_values'].layers[0].keys first used at cache_utils.py:158 in get_seq_length" in out
+    assert "a tensor of transformers' KV cache: past_key_values is a DynamicCache" in out
+    assert "past_key_values.layers[0].keys first used at cache_utils.py:158 in get_seq_length" in out
     assert "a size of transformers' KV cache (DynamicCache) among them" in out  # the finding, in Fix first
     assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
     page = (tmp_path / "out" / "index.html").read_text()
-    assert ('<span class="kv-cache">a tensor of transformers&#39; KV cache: kwargs[&#39;past_key_values&#39;] is a '
+    # (the page says what the terminal does: the keyword generate() passed, not the wrapper's kwargs)
+    assert ('<span class="kv-cache">a tensor of transformers&#39; KV cache: past_key_values is a '
             'DynamicCache</span>') in page
-    assert "kwargs[&#39;past_key_values&#39;].layers[0].keys first used at</span>" in page
+    assert "past_key_values.layers[0].keys first used at</span>" in page
 
 
 def test_no_kv_cache_advice_without_a_cache_in_the_log():
@@ -270,7 +273,7 @@ def test_a_failed_check_of_a_tensor_is_placed_from_the_guard_trees_the_report_pa
     assert len(guards) == 5 and read == []
     [cache] = [g for g in failed if g.cache_class is not None]
     assert (cache.tensor, cache.cache_class, cache.cache_source) == ("kwargs['cache'].layers[0].keys", "DynamicCache",
-                                                                     "kwargs['cache']")
+                                                                     "cache")
 
 
 def test_a_tensor_subclass_attribute_is_found_in_the_guard_trees_the_report_parsed_once():

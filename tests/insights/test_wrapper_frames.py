@@ -15,7 +15,7 @@ from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.insights.analysis import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import TORCH213_PROGRAMS, cuda211, torch213
+from ..conftest import TORCH213_PROGRAMS, cuda211, run_cli, torch213
 
 
 def _specialized(log) -> str:
@@ -64,3 +64,38 @@ def test_a_keyword_transformers_wrapper_passes_on_is_named_as_the_keyword():
     said = _specialized(log)
     assert "input_ids.size()[1] (s27) = 8; attention_mask.size()[1] (s16) = 9" in said
     assert "kwargs[" not in said
+
+
+def test_the_recompiles_and_the_sizes_of_a_wrapper_frame_say_the_users_names_as_the_findings_do(capsys):
+    # hf_llama.py (torch 2.13): model.forward compiled, generate() calls it with keywords, and Dynamo compiles
+    # transformers' wrapped_func(*args, **kwargs): [0/3] fails on input_ids (6 tokens, then 1), [0/4] on the KV
+    # cache's keys, which generate() passes as `cache`. The user knows those by the keyword, not the wrapper's
+    # `kwargs`; torch's failed guard stays as torch wrote it (what matches the log).
+    log = torch213("hf_llama.log.gz")
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        text = f.read()
+    assert "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 6, actual 1" in text
+    assert "L['kwargs']['cache'].layers[0].keys.size()[2]" in text
+    with read_trace(str(log)) as trace:
+        found = insights(trace)
+    [frame] = found.recompiles.frames
+    steps = {s.compile_id: s for s in frame.steps}
+    inputs, keys = steps["[0/3]"].guard, steps["[0/4]"].guard
+    assert inputs.guard == "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 6, actual 1"
+    assert inputs.location_label == "input_ids passed in by the call at"
+    assert keys.location_label == "cache.layers[0].keys first used at"
+    assert keys.cache_text == "a tensor of transformers' KV cache: cache is a DynamicCache"
+    assert steps["[0/4]"].dynamic_text == "[0/4] compiled cache.layers[0].keys' dimension 2 as dynamic (s87)"
+    sizes = {s.source: s.source_text for s in found.dynamic_shapes.symbols if s.compile_id == "[0/4]"}
+    assert sizes["L['kwargs']['cache'].layers[0].keys.size()[2]"] == "cache.layers[0].keys.size()[2]"
+    # (the model's own positional input: args[1] of wrapped_func, which the log names by nothing else, stays)
+    assert "args[1].size()[1]" in {s.source_text for s in found.dynamic_shapes.symbols}
+    # One analysis decides: the terminal and --json say the same.
+    assert run_cli("summary", str(log)) == 0
+    shown = capsys.readouterr().out
+    assert "cache.layers[0].keys.size()[2]: s87" in shown and "input_ids passed in by the call at" in shown
+    assert "kwargs['cache'].layers[0].keys.size()" not in shown and "kwargs['input_ids'] passed" not in shown
+    assert run_cli("summary", "--json", str(log)) == 0
+    said = capsys.readouterr().out
+    assert '"source_text": "cache.layers[0].keys.size()[2]"' in said or '"source_text":"cache.layers[0].keys.size()[2]"' in said
+    assert '"tensor_text": "input_ids"' in said or '"tensor_text":"input_ids"' in said

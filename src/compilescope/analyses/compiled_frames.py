@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from .installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_holds_module, tree_locals
@@ -244,3 +245,73 @@ class CompiledFrames:
             return None
         top = UserLocation.from_frame(stack[-1])
         return UserLocation(top.filename, top.line, top.function)  # (the frame as compiled, not its line's text)
+
+
+# The root of a source that is the module whose forward the compiled frame runs: its `self`, or, where that frame is
+# a wrapper and not the user's code (CompileTime.called_from), the wrapper's local its guard tree types as that module
+# (CompileTime.model_local): torch's wrap_inline's `fn` (torch.compile of a module whose forward is torch.nn's, a
+# Sequential) or a decorator's `args[0]` (transformers' wrapped_func(*args) around the model's forward). The user
+# knows that module as the model they compiled, never by the wrapper's local. A wrapper's other `args[0]` (a tensor
+# torch.no_grad's decorator passes on, an optimizer torch's `wrapper` steps) is no model: its name stays.
+_SELF = lazy_compile(r"^self(?=$|[.\[])")
+# A keyword argument a wrapper frame passes on (`wrapper(self, *args, **kwargs)`, `inner(*args, **kwargs)`): the
+# wrapper's `kwargs` is its own local; the keyword is the one the call wrote (generate()'s `input_ids=`).
+_KEYWORD = lazy_compile(r"^kwargs\['(\w+)'\](?=$|[.\[])")
+
+
+def as_the_users_model(source: str, wrapped: bool, model_local: str | None = None, keep_self: bool = False) -> str:
+    """"model.blocks" of "self.blocks"; where the frame is a wrapper's (wrapped), "model.model.layers" of
+    "args[0].model.layers" and "model" of "fn" where that local is the module it runs (model_local), and "input_ids"
+    of "kwargs['input_ids']" (the keyword passed on); the source as it is otherwise (a function's own local: the
+    user's name). keep_self: `self` stays (where the text names what
+    the model's forward reads, as its code does)."""
+    if keep_self and _SELF.match(source):
+        return source
+    if not wrapped:
+        return _SELF.sub("model", source, count=1)
+    if model_local is not None and source.startswith(model_local) and source[len(model_local):][:1] in ("", ".", "["):
+        return "model" + source[len(model_local):]
+    return _KEYWORD.sub(r"\1", source, count=1)
+
+
+def names_self(source: str) -> bool:
+    """The source is the frame's `self` or reached through it (`self.blocks`)."""
+    return _SELF.match(source) is not None
+
+
+class UsersNames:
+    """A compiled frame's sources in the user's words where that frame is a wrapper, not their code (transformers'
+    wrapped_func, torch's wrap_inline `inner`): the model the wrapper's local holds and a keyword the wrapper passes on
+    (as_the_users_model, with `self` kept: what the model's forward reads); the source as it is for the user's own
+    frames. One answer for the recompiles, the sizes table and the findings, each frame's module read once."""
+
+    def __init__(self, trace: Trace, guard_trees: GuardTrees | None = None,
+                 frames: CompiledFrames | None = None) -> None:
+        self._trace = trace
+        self._guard_trees = guard_trees
+        self._frames = frames if frames is not None else CompiledFrames(trace)
+        self._entries: dict[tuple, list[Compile]] | None = None  # frame -> its compiles, made at the first wrapper
+        self._model_locals: dict[tuple, str | None] = {}  # frame -> the wrapper's local holding the model
+
+    def model_local(self, cid: CompileId) -> str | None:
+        """The wrapper's local that holds the module it runs ("fn", "args[0]"); None where there is none."""
+        frame = (cid.compiled_autograd_id, cid.frame_id)
+        if frame not in self._model_locals:
+            if self._entries is None:
+                self._entries = {}
+                for e in self._trace.compiles.values():
+                    if e.compile_id is not None:
+                        self._entries.setdefault((e.compile_id.compiled_autograd_id, e.compile_id.frame_id),
+                                                 []).append(e)
+            if self._guard_trees is None:
+                self._guard_trees = GuardTrees(self._trace)
+            module = wrapper_module(self._trace, self._entries.get(frame, []), self._guard_trees)
+            self._model_locals[frame] = module.local if module is not None else None
+        return self._model_locals[frame]
+
+    def of(self, cid: CompileId | None, source: str) -> str:
+        """source (in the user's words already: user_source_name's) as the user names it where the compile's frame
+        is not their code: `model.model.layers` of `args[0].model.layers`, `input_ids` of `kwargs['input_ids']`."""
+        if cid is None or self._frames.library_caller(cid) is None:
+            return source
+        return as_the_users_model(source, True, self.model_local(cid), keep_self=True)

@@ -23,7 +23,8 @@ from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from ..wording import count
 from .aoti import aoti_call
-from .compiled_frames import CompiledFrames
+from .compiled_frames import CompiledFrames, UsersNames
+from .installed_guards import GuardTrees
 from .stack_values import StackValues
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
                              export_call, exported_user_frame, placed_at_call, user_source_name)
@@ -73,15 +74,16 @@ def _value_text(value: Any) -> str | None:
     return repr(float(text)) if text is not None and _SYMPY_FLOAT.match(text) else text
 
 
-def _source_text(stack_values: StackValues, entry: Compile, source: str | None) -> str | None:
+def _source_text(stack_values: StackValues, entry: Compile, source: str | None, names: UsersNames) -> str | None:
     """A source in the user's words: a name Dynamo made described (stack_values), else the user's name for it
-    (user_source_name); None where there is no source, or torch's text is the user's already."""
+    (user_source_name; where the frame is a wrapper's, the model and keywords as the user names them: names); None
+    where there is no source, or torch's text is the user's already."""
     if source is None:
         return None
     described = stack_values.describe(entry, source)
     if described is not None:
         return described
-    named = user_source_name(source)
+    named = names.of(entry.compile_id, user_source_name(source))
     return named if named != source else None
 
 
@@ -461,7 +463,7 @@ def compiled_dynamic(entry: Compile) -> bool:
 
 
 def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated], frames: CompiledFrames,
-                compile_id: CompileId | None) -> None:
+                compile_id: CompileId | None, names: UsersNames) -> None:
     """Places a specialization for which torch logged no user line (user_stack null: AOTAutograd made a compiled
     optimizer's float lr constant, after Dynamo's trace) by what the log does say: the source, as the compiled function
     reads it, and that function; the line where the same compile made the symbol from that source (torch's
@@ -469,7 +471,7 @@ def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated],
     the specialization's own: the log has none."""
     if not spec.sources:
         return
-    spec.read_as = user_source_name(spec.sources[0])
+    spec.read_as = names.of(compile_id, user_source_name(spec.sources[0]))
     compiled = frames.compiled(compile_id) if compile_id is not None else None
     spec.read_by = compiled.function if compiled is not None else None
     created = next((s for s in symbols if s.symbol == spec.symbol and s.source in spec.sources and s.location), None)
@@ -480,11 +482,14 @@ def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated],
             frames.called_from(compile_id) if compile_id is not None else None)
 
 
-def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> DynamicShapes:
-    """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise)."""
+def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None,
+                   guard_trees: GuardTrees | None = None) -> DynamicShapes:
+    """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise);
+    guard_trees: the log's, parsed once for the report (a wrapper frame's model is typed by its tree)."""
     result = DynamicShapes()
     stack_values = stack_values if stack_values is not None else StackValues(trace)
     frames = CompiledFrames(trace)
+    names = UsersNames(trace, guard_trees, frames)
     for entry in trace.sorted_compiles():
         key = entry.key
         if compiled_dynamic(entry):
@@ -495,19 +500,19 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
             created = SymbolCreated(
                 key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), source,
                 sym.get("kind") == "create_unbacked_symbol", *_location(sym),
-                source_text=_source_text(stack_values, entry, source), made_by=made_by(sym, entry.compile_id))
+                source_text=_source_text(stack_values, entry, source, names), made_by=made_by(sym, entry.compile_id))
             _place_at_call(created, frames, entry.compile_id)
             symbols.append(created)
         result.symbols.extend(symbols)
         for spec in entry.specializations:
             sources = [str(s) for s in spec["sources"]] if isinstance(spec.get("sources"), list) else []
             where, torch_line = _location(spec)
-            described = {s: text for s in sources if (text := _source_text(stack_values, entry, s)) is not None}
+            described = {s: text for s in sources if (text := _source_text(stack_values, entry, s, names)) is not None}
             found = Specialization(
                 key, str(spec.get("symbol", "?")), _value_text(spec.get("value")), sources, _text(spec.get("reason")), where,
                 torch_location=torch_line, source_texts=described, made_by=made_by(spec, entry.compile_id))
             if where is None and not spec.get("user_stack"):
-                _read_place(found, spec, symbols, frames, entry.compile_id)
+                _read_place(found, spec, symbols, frames, entry.compile_id, names)
             result.specializations.append(found)
         for guard in entry.guards_added:
             added = GuardAdded(key, str(guard.get("expr", "?")), *_location(guard),

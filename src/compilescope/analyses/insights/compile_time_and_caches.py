@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
 from ...wording import and_list, count, format_seconds, times
 from ..autotuning import Autotuning
 from ..caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, Caches, kernels_compiled_again
 from ..compile_time import STILL_COMPILING, CompileTimes
+from ..compiled_frames import as_the_users_model, names_self
 from ..freezing import Freezing
 from ..recompiles import FrameRecompiles
 from ..repeated_blocks import RepeatedBlocks
@@ -91,33 +91,6 @@ def so_far_note(ct: CompileTimes, compile_ids: list[str]) -> str:
     return f" so far ({shown_names(open_ids)} {STILL_COMPILING})" if open_ids else ""
 
 
-# The root of a source that is the module whose forward the compiled frame runs: its `self`, or, where that frame is
-# a wrapper and not the user's code (CompileTime.called_from), the wrapper's local its guard tree types as that module
-# (CompileTime.model_local): torch's wrap_inline's `fn` (torch.compile of a module whose forward is torch.nn's, a
-# Sequential) or a decorator's `args[0]` (transformers' wrapped_func(*args) around the model's forward). The user
-# knows that module as the model they compiled, never by the wrapper's local. A wrapper's other `args[0]` (a tensor
-# torch.no_grad's decorator passes on, an optimizer torch's `wrapper` steps) is no model: its name stays.
-_SELF = lazy_compile(r"^self(?=$|[.\[])")
-# A keyword argument a wrapper frame passes on (`wrapper(self, *args, **kwargs)`, `inner(*args, **kwargs)`): the
-# wrapper's `kwargs` is its own local; the keyword is the one the call wrote (generate()'s `input_ids=`).
-_KEYWORD = lazy_compile(r"^kwargs\['(\w+)'\](?=$|[.\[])")
-
-
-def as_the_users_model(source: str, wrapped: bool, model_local: str | None = None, keep_self: bool = False) -> str:
-    """"model.blocks" of "self.blocks"; where the frame is a wrapper's (wrapped), "model.model.layers" of
-    "args[0].model.layers" and "model" of "fn" where that local is the module it runs (model_local), and "input_ids"
-    of "kwargs['input_ids']" (the keyword passed on); the source as it is otherwise (a function's own local: the
-    user's name). keep_self: `self` stays (where the text names what
-    the model's forward reads, as its code does)."""
-    if keep_self and _SELF.match(source):
-        return source
-    if not wrapped:
-        return _SELF.sub("model", source, count=1)
-    if model_local is not None and source.startswith(model_local) and source[len(model_local):][:1] in ("", ".", "["):
-        return "model" + source[len(model_local):]
-    return _KEYWORD.sub(r"\1", source, count=1)
-
-
 def repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
     """A model of identical blocks compiled whole: its graph holds a copy of the block's code per block, which each
     stage of the compile traces and lowers again. Compiling the block (regional compilation) compiles that code once: the other
@@ -131,7 +104,7 @@ def repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
     wrapped = any(c.called_from is not None for c in compiled)
     model_local = next((c.model_local for c in compiled if c.model_local is not None), None)
     # (`self` stays in the title and the blocks: the model's forward names them so; a wrapper's local is no one's)
-    named = (first.container if _SELF.match(first.container)
+    named = (first.container if names_self(first.container)
              else as_the_users_model(first.container, wrapped, model_local))
     blocks = named + first.blocks.removeprefix(first.container)
     loop = f"for block in {as_the_users_model(first.container, wrapped, model_local)}"

@@ -14,7 +14,7 @@ from ..dynamic_shapes import FLOAT_SYMBOL, Specialization, number_text, value_na
 from ..export import ExportReport
 from ..user_locations import user_source_name
 from . import ERROR, INFO, WARNING, Finding, shown_names
-from .compile_time_and_caches import as_the_users_model
+from ..compiled_frames import as_the_users_model
 
 
 def aoti_inputs(package: AotiPackage) -> Finding:

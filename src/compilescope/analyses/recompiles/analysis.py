@@ -9,7 +9,7 @@ from collections import Counter
 
 from ...model.trace import Compile, Trace
 from ...wording import and_list, count
-from ..compiled_frames import CompiledFrames, wrapped_module
+from ..compiled_frames import CompiledFrames, UsersNames, wrapped_module
 from ..graph_breaks.resume_names import function_label
 from ..installed_guards import GuardTrees
 from ..stack_values import StackValues
@@ -81,6 +81,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
     known = known_files(trace)
     compiled_frames = CompiledFrames(trace)
     stack_values = stack_values if stack_values is not None else StackValues(trace)
+    names = UsersNames(trace, guard_trees, compiled_frames)
     result: list[FrameRecompiles] = []
     attempts_of = _attempts(trace)
     for (_, frame_id), entries in _frames(trace).items():
@@ -118,7 +119,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
         texts = CompileTexts(trace, entries, guard_trees)
         trees = PinnedByTrees(texts)
-        sized_advice, sizes = place_failed_checks(steps, texts, code, known, compiled_frames, stack_values)
+        sized_advice, sizes = place_failed_checks(steps, texts, code, known, compiled_frames, stack_values,
+                                                  names)
         hooked = link_state_changes(steps, trees)
         mark_expected(steps, trees)
         by_id = {str(e.compile_id): e for e in entries}

@@ -10,7 +10,7 @@ import re
 from ...lazy_regex import lazy_compile
 from ...model.trace import Compile, Trace
 from ...wording import possessive
-from ..compiled_frames import CompiledFrames
+from ..compiled_frames import CompiledFrames, UsersNames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
@@ -158,12 +158,14 @@ def _made_by_library(guard: FailedGuard, tensor: str, code: UserLocation | None,
 
 
 def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: CompileTexts, code: UserLocation | None,
-                         known: set[str], compiled_frames: CompiledFrames,
-                         stack_values: StackValues) -> tuple[list[str], list[tuple[str, str, str]]]:
+                         known: set[str], compiled_frames: CompiledFrames, stack_values: StackValues,
+                         names: UsersNames) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Places each failed guard (unclipped paths; for a check of a tensor, where the guarded compile first used it)
     and a size's symbol in the recompile that made it dynamic. Returns the advice for KV caches that grew and for
     sizes marked dynamic that torch kept static (a first call's size of 0 or 1) or that transformers' generate() made,
-    and the other sizes that changed: (tensor, dim, where the user's call passed it in, or "")."""
+    and the other sizes that changed: (tensor, dim, where the user's call passed it in, or ""). Where the frame is a
+    wrapper (names), a tensor is said as the user names it: `input_ids` for the wrapper's kwargs['input_ids']; the
+    guard's own text stays torch's."""
     cache_advice: list[str] = []
     sizes: list[tuple[str, str, str]] = []
     generated: list[str] = []  # the sizes of inputs transformers' generate() made and passed: "kwargs['input_ids'] at index 1"
@@ -179,6 +181,7 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
             if guard is not step.guard:  # (the newest entry's guard is what the step says of its sizes)
                 source = None
             _unclip(guard, known)
+            _name_as_the_user(guard, entry, names)
             if "___stack" in guard.guard:  # (a resume function's: in words, as its symbols are)
                 guard.names = stack_values.guard_names(entry, guard.guard)
             number = _NUMBER_GUARD.match(guard.guard) if guard is step.guard and guard.change == "constant" else None
@@ -199,9 +202,10 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                 step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
                                             if sym.get("source") == wanted and sym.get("symbol")), None)
                 # (a resume function's ___stack0 is a value the user's code made before the break: said so)
-                guard.tensor_text = stack_values.short(entry, size["tensor"])
-                step.dynamic_of = (f"dimension {size['dim']} of {guard.tensor_text}" if guard.tensor_text
-                                   else f"{possessive(size['tensor'])} dimension {size['dim']}")
+                stacked = stack_values.short(entry, size["tensor"])
+                guard.tensor_text = stacked or guard.tensor_text
+                step.dynamic_of = (f"dimension {size['dim']} of {stacked}" if stacked
+                                   else f"{possessive(guard.tensor_text or size['tensor'])} dimension {size['dim']}")
                 marking = texts.guard_tree(guard.compile_id) if size["size"] in ("0", "1") else None
                 guard.marked = marking_call(marking, source, size["dim"]) if marking is not None else None
             if guard.marked is not None:  # (marked already: the advice is on its size of 0 or 1)
@@ -213,11 +217,13 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
             elif guard.cache_class is None and guard.location_kind == "call" and _in_generate(
                     compiled_frames.stack(entry.compile_id)):
                 # generate() made the input it passed (the decode step's one token): nothing of the user's to mark
-                if f"{size['tensor']} at index {size['dim']}" not in generated:
-                    generated.append(f"{size['tensor']} at index {size['dim']}")
+                said = f"{guard.tensor_text or size['tensor']} at index {size['dim']}"
+                if said not in generated:
+                    generated.append(said)
             elif guard.cache_class is None and _made_by_library(guard, size["tensor"], code, entry, compiled_frames):
                 # (the library's own tensor, logits: no name of the user's to mark dynamic)
-                advice = library_size_advice(size["tensor"], size["dim"], code, caller, bool(step.dynamic_symbol))
+                advice = library_size_advice(guard.tensor_text or size["tensor"], size["dim"], code, caller,
+                                             bool(step.dynamic_symbol))
                 if advice not in cache_advice:
                     cache_advice.append(advice)
             elif guard.cache_class is None:
@@ -226,7 +232,7 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                     guard.location_kind == "call" and guard.location is not None) else ""
                 # (named as the user's line names it: `ids`, where the call passes `input_ids=ids`)
                 tensor = (passed_as(guard.location.code, size["tensor"]) if passed and guard.location is not None
-                          else None) or size["tensor"]
+                          else None) or guard.tensor_text or size["tensor"]
                 if not any(t == tensor and d == size["dim"] for t, d, _ in sizes):
                     sizes.append((tensor, size["dim"], passed))
             elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
@@ -236,6 +242,17 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                     cache_advice.append(advice)
     generated_advice = [GENERATED_SIZE_ADVICE.format(inputs="; ".join(generated))] if generated else []
     return cache_advice + generated_advice + list(dict.fromkeys(marked)), sizes
+
+
+def _name_as_the_user(guard: FailedGuard, entry: Compile, names: UsersNames) -> None:
+    """Says the guard's tensor and KV cache as the user names them where its frame is a wrapper (UsersNames.of):
+    tensor_text, unless a name Dynamo made says it already; cache_source."""
+    if guard.tensor and guard.tensor_text is None:
+        own = user_source_name(guard.tensor)
+        named = names.of(entry.compile_id, own)
+        guard.tensor_text = named if named != own else None
+    if guard.cache_source:
+        guard.cache_source = names.of(entry.compile_id, guard.cache_source)
 
 
 def place_size_one_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile]) -> None:
