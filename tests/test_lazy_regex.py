@@ -76,6 +76,8 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.recompiles.models._SELF_PARAMETER", "compilescope.analyses.recompiles.models._SELF_CLASS",
     "compilescope.analyses.compiled_frames._SELF",
     "compilescope.analyses.compiled_frames._KEYWORD",
+    # (a wrapper frame passing its arguments on to the user's function: torch.no_grad's decorator)
+    "compilescope.analyses.compiled_frames._POSITIONAL", "compilescope.analyses.compiled_frames._PASSES_ON",
 )
 
 

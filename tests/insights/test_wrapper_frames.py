@@ -34,8 +34,34 @@ def test_a_tensor_a_decorator_passes_on_is_not_named_the_model():
     assert "GuardManager: source=L['args'][0], accessed_by=TupleGetItemGuardAccessor(0), type=<class 'torch.Tensor'>" in text
     assert "GuardManager: source=L['fn'], accessed_by=FrameLocalsGuardAccessor(key='fn', framelocals_idx=2), type=<class 'function'>" in text
     said = _specialized(log)
-    assert "args[0].size()[0] (s33) = 5" in said
     assert "model" not in re.findall(r"\w+", said)
+
+
+def test_a_tensor_a_decorator_passes_on_is_named_as_the_decorated_function_names_it(capsys):
+    # nograd_wrapped: wrap_inline's `inner` passes its args on to torch.no_grad's decorate_context, which passes them
+    # on to scale(x) (the symbol's user stack: `return fn(*args, **kwargs)`, `return func(*args, **kwargs)`, then
+    # scale's line); the guard tree places args[0]'s TENSOR_MATCH at scale's `if x.shape[0] == 5:`, which reads x
+    # only. The user's name is x; torch's failed guard stays as torch wrote it.
+    log = torch213("nograd_wrapped.log.gz")
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        text = f.read()
+    assert ('"user_stack": [{"line": 69, "name": "inner", "filename": 2, "loc": "return fn(*args, **kwargs)"}, '
+            '{"line": 124, "name": "decorate_context", "filename": 3, "loc": "return func(*args, **kwargs)"}, '
+            '{"line": 9, "name": "scale"') in text
+    assert re.search(r"TENSOR_MATCH: check_tensor\(L\['args'\]\[0\], .*# if x\.shape\[0\] == 5: .* in scale", text)
+    said = _specialized(log)
+    assert "x.size()[0] (s33) = 5" in said and "args[" not in said
+    with read_trace(str(log)) as trace:
+        found = insights(trace)
+    [frame] = found.recompiles.frames
+    [step] = frame.steps
+    assert step.guard.guard == "tensor 'args[0]' size mismatch at index 0. expected 5, actual 7"
+    assert step.guard.location_label == "x first used at"
+    assert step.dynamic_text == "[0/1] compiled x's dimension 0 as dynamic (s33)"
+    assert {s.source_text for s in found.dynamic_shapes.symbols} == {"x.size()[0]"}
+    assert run_cli("summary", str(log)) == 0
+    shown = capsys.readouterr().out
+    assert "x.size()[0]: s33 = 5 in [0/0]" in shown and "args[0] first used" not in shown
 
 
 

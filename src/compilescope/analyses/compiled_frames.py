@@ -6,6 +6,10 @@ compiled, and where from) ask it; a module of its own, as compile_summary import
 
 from __future__ import annotations
 
+import builtins
+import io
+import keyword
+import tokenize
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -13,7 +17,8 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from .installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_holds_module, tree_locals
-from .user_locations import UserLocation, code_origin, is_framework_file, is_torch_file, last_user_stack_frame, traceback_frames
+from .user_locations import (UserLocation, code_origin, is_framework_file, is_torch_file, last_user_stack_frame,
+                             traceback_frames, user_source_name)
 
 
 # The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume
@@ -279,6 +284,77 @@ def names_self(source: str) -> bool:
     return _SELF.match(source) is not None
 
 
+# A wrapper's positional argument as the user's words name it (`args[0]`, `args[0].size()[0]`).
+_POSITIONAL = lazy_compile(r"^args\[\d{1,6}\](?=$|[.\[])")
+# A wrapper's call that passes its arguments on as they came (wrap_inline's `return fn(*args, **kwargs)`,
+# torch.no_grad's decorate_context `return func(*args, **kwargs)`): the callee's parameters take them in order.
+_PASSES_ON = lazy_compile(r"^(?:return )?\w{1,200}\(\*args, \*\*kwargs\)$")
+
+
+def wrapped_by_passing_on(entries: list[Compile]) -> UserLocation | None:
+    """The function a wrapper frame passes its own arguments on to, unchanged: in a user stack of its compiles (a
+    symbol's, a guard's), the first frame outside torch where every frame before it is torch's, each passing its
+    arguments on (_PASSES_ON). nograd_wrapped's scale, under wrap_inline's `inner` and torch.no_grad's
+    decorate_context. None where no stack shows one."""
+    for entry in entries:
+        for record in (*entry.symbols, *entry.guards_added):
+            stack = record.get("user_stack")
+            if not isinstance(stack, list) or len(stack) < 2:
+                continue
+            frames = [UserLocation.from_frame(f) for f in stack]
+            for i, loc in enumerate(frames):
+                if not is_torch_file(loc.filename):
+                    return loc if i > 0 else None
+                if not _PASSES_ON.match(loc.code or ""):
+                    break
+    return None
+
+
+def _names_read(code: str) -> set[str]:
+    """The names a line's text reads as they are (not an attribute, `.shape`, nor a function it calls, nor Python's
+    keywords and builtins): {"x"} of `if x.shape[0] == 5:`. Tokens, not a parse: the line may be a statement's
+    first line only."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(code.strip()).readline)
+                  if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT,
+                                    tokenize.DEDENT)]
+    except (tokenize.TokenError, SyntaxError):
+        return set()
+    found = set()
+    for i, t in enumerate(tokens):
+        after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+        before = tokens[i - 1].string if i > 0 else ""
+        if (t.type == tokenize.NAME and not keyword.iskeyword(t.string) and before != "." and after != "("
+                and not hasattr(builtins, t.string)):
+            found.add(t.string)
+    return found
+
+
+def passed_arguments(entries: list[Compile], guard_trees: GuardTrees) -> dict[str, str]:
+    """A wrapper frame's positional arguments by the name the function it passes them on to gives them
+    (wrapped_by_passing_on): {"args[0]": "x"}. Each from its guard tree's TENSOR_MATCH line on the argument itself,
+    whose comment is its first use, in that function: a line that reads one name only read the argument by it
+    (`if x.shape[0] == 5:`). {} where a tree says otherwise, or two compiles name one argument differently: the log
+    then cannot tell."""
+    wrapped = wrapped_by_passing_on(entries)
+    if wrapped is None:
+        return {}
+    found: dict[str, str] = {}
+    for tree in _trees(guard_trees, entries):
+        for line in tree.lines:
+            site, tensor = line.site, line.tensor
+            if site is None or tensor is None or not site.path or site.function != wrapped.function:
+                continue
+            argument = user_source_name(tensor[0])
+            if (_POSITIONAL.fullmatch(argument) is None
+                    or not wrapped.filename.replace("\\", "/").endswith(site.path.replace("\\", "/"))):
+                continue
+            names = _names_read(site.code)
+            if len(names) != 1 or found.setdefault(argument, next(iter(names))) not in names:
+                return {}
+    return found
+
+
 class UsersNames:
     """A compiled frame's sources in the user's words where that frame is a wrapper, not their code (transformers'
     wrapped_func, torch's wrap_inline `inner`): the model the wrapper's local holds and a keyword the wrapper passes on
@@ -292,26 +368,46 @@ class UsersNames:
         self._frames = frames if frames is not None else CompiledFrames(trace)
         self._entries: dict[tuple, list[Compile]] | None = None  # frame -> its compiles, made at the first wrapper
         self._model_locals: dict[tuple, str | None] = {}  # frame -> the wrapper's local holding the model
+        self._arguments: dict[tuple, dict[str, str]] = {}  # frame -> its positional arguments the user's names
 
     def model_local(self, cid: CompileId) -> str | None:
         """The wrapper's local that holds the module it runs ("fn", "args[0]"); None where there is none."""
         frame = (cid.compiled_autograd_id, cid.frame_id)
         if frame not in self._model_locals:
-            if self._entries is None:
-                self._entries = {}
-                for e in self._trace.compiles.values():
-                    if e.compile_id is not None:
-                        self._entries.setdefault((e.compile_id.compiled_autograd_id, e.compile_id.frame_id),
-                                                 []).append(e)
             if self._guard_trees is None:
                 self._guard_trees = GuardTrees(self._trace)
-            module = wrapper_module(self._trace, self._entries.get(frame, []), self._guard_trees)
+            module = wrapper_module(self._trace, self._frame_entries(frame), self._guard_trees)
             self._model_locals[frame] = module.local if module is not None else None
         return self._model_locals[frame]
 
+    def _frame_entries(self, frame: tuple) -> list[Compile]:
+        if self._entries is None:
+            self._entries = {}
+            for e in self._trace.compiles.values():
+                if e.compile_id is not None:
+                    self._entries.setdefault((e.compile_id.compiled_autograd_id, e.compile_id.frame_id), []).append(e)
+        return self._entries.get(frame, [])
+
+    def arguments(self, cid: CompileId) -> dict[str, str]:
+        """The wrapper's positional arguments the function it passes them to names, where the log shows it
+        (passed_arguments): {"args[0]": "x"}; {} otherwise."""
+        frame = (cid.compiled_autograd_id, cid.frame_id)
+        if frame not in self._arguments:
+            if self._guard_trees is None:
+                self._guard_trees = GuardTrees(self._trace)
+            self._arguments[frame] = passed_arguments(self._frame_entries(frame), self._guard_trees)
+        return self._arguments[frame]
+
     def of(self, cid: CompileId | None, source: str) -> str:
         """source (in the user's words already: user_source_name's) as the user names it where the compile's frame
-        is not their code: `model.model.layers` of `args[0].model.layers`, `input_ids` of `kwargs['input_ids']`."""
+        is not their code: `model.model.layers` of `args[0].model.layers`, `input_ids` of `kwargs['input_ids']`, `x`
+        of `args[0]` where the function the wrapper passes it to names it so (arguments)."""
         if cid is None or self._frames.library_caller(cid) is None:
             return source
-        return as_the_users_model(source, True, self.model_local(cid), keep_self=True)
+        local = self.model_local(cid)
+        if local is None:
+            root = _POSITIONAL.match(source)
+            name = self.arguments(cid).get(root[0]) if root is not None else None
+            if root is not None and name is not None:
+                return name + source[root.end():]
+        return as_the_users_model(source, True, local, keep_self=True)
