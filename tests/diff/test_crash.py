@@ -170,9 +170,9 @@ def test_the_crashed_side_explains_what_it_did_not_live_to_compile(capsys):
     marked = {c.title: c.unread_side for c in d.changes}
     # (the frame named as the report names it: by the program's lines that called it, 20 and 22 in hf_gpt2_generate.py,
     # the dynamo_start stacks of A's compiles; B's two, [0/0] and [0/1], pass hf_gpt2_static_cache.py's line 22 last:
-    # each run's, as they differ)
-    wrapper = ("wrapper (generic.py:933, called at hf_gpt2_generate.py:20, 22 in A; hf_gpt2_static_cache.py:22 "
-               "in B)")
+    # each run's, as they differ; and by the model transformers' decorator `wrapper` runs, as its sections name it)
+    wrapper = ("GPT2LMHeadModel's forward (generic.py:933, called at hf_gpt2_generate.py:20, 22 in A; "
+               "hf_gpt2_static_cache.py:22 in B)")
     # Fewer compiles in B: what a run that stopped at [0/1] cannot have logged.
     assert marked[f"{wrapper}: 5 → 2 compiles (4 → 1 recompiles)"] == "B"
     # What B has more of, or another value of, a crash cannot have made: not marked.
@@ -190,8 +190,8 @@ def test_the_crashed_side_explains_what_it_did_not_live_to_compile(capsys):
         # run, 4 in generate's. Of generate's 4 recompile reasons, 2 are kwargs['input_ids'] size mismatches at index
         # 1 (expected 16, actual 24; expected 8, actual 1: two numbers differ, so the first stands for both); the
         # static-cache run's one was len(kwargs) == 6.
-        "baseline-recompiles: 1 → 4 recompiles; most in wrapper (generic.py:933, called at hf_gpt2_static_cache.py:22 "
-        "in the baseline; hf_gpt2_generate.py:20, 22 in this run): "
+        "baseline-recompiles: 1 → 4 recompiles; most in GPT2LMHeadModel's forward (generic.py:933, called at "
+        "hf_gpt2_static_cache.py:22 in the baseline; hf_gpt2_generate.py:20, 22 in this run): "
         "1 → 4, 2 of them failing guards like "
         "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 16, actual 24 (tensor size) (may be only what "
         "the baseline's log lacks)"]

@@ -147,8 +147,9 @@ def test_the_decode_steps_input_ids_are_generates_so_the_advice_is_not_to_mark_t
 def test_check_and_diff_name_transformers_frame_by_the_users_calls_and_still_match_it_between_runs(capsys):
     # Both runs compile one frame, transformers' wrapped_func (co_filename .../transformers/utils/deprecation.py,
     # co_firstlineno 121), called from the program's lines 32 and 39 (hf_llama) or 32 and 37 (_fixed, whose generate()
-    # call is at 37): its dynamo_start stacks. check names it as the report does; diff still matches the two runs'
-    # frames by function and file, whatever the calls.
+    # call is at 37): its dynamo_start stacks. check and diff name it as the report does, by the model whose forward
+    # it runs (LlamaForCausalLM's forward, not the decorator's wrapped_func); diff still matches the two runs' frames
+    # by torch's function and file (the key), whatever the calls.
     from compilescope.analyses.analyze import analyze
     from compilescope.analyses.run_facts.analysis import run_facts
     from compilescope.analyses.diff.analysis import diff_runs
@@ -162,12 +163,12 @@ def test_check_and_diff_name_transformers_frame_by_the_users_calls_and_still_mat
     [(key, frame)] = facts["hf_llama.log.gz"].frames.items()
     [(key_fixed, frame_fixed)] = facts["hf_llama_fixed.log.gz"].frames.items()
     assert key == key_fixed and key.endswith("/transformers/utils/deprecation.py:121 wrapped_func")
-    assert frame.label == "wrapped_func (deprecation.py:121, called at hf_llama.py:32, 39)"
-    assert frame_fixed.label == "wrapped_func (deprecation.py:121, called at hf_llama.py:32, 37)"
+    assert frame.label == "LlamaForCausalLM's forward (deprecation.py:121, called at hf_llama.py:32, 39)"
+    assert frame_fixed.label == "LlamaForCausalLM's forward (deprecation.py:121, called at hf_llama.py:32, 37)"
     assert diff_runs(facts["hf_llama_fixed.log.gz"], facts["hf_llama.log.gz"]).matched_frames == [key]
 
     assert run_cli("check", "--max-recompiles", "0", str(torch213("hf_llama.log.gz"))) == 1
-    assert ("wrapped_func (deprecation.py:121, called at hf_llama.py:32, 39) recompiled 4 times"
+    assert ("LlamaForCausalLM's forward (deprecation.py:121, called at hf_llama.py:32, 39) recompiled 4 times"
             in capsys.readouterr().out)
 
 
@@ -207,11 +208,11 @@ def test_a_frame_both_runs_compiled_is_named_by_each_runs_calls_where_they_diffe
     assert run_cli("diff", "--json", str(torch213("hf_llama.log.gz")), str(torch213("hf_llama_fixed.log.gz"))) == 1
     [rank] = json.loads(capsys.readouterr().out)["ranks"]
     titles = [c["title"] for c in rank["changes"] if c["section"] == "recompiles"]
-    assert titles[0].startswith("wrapped_func (deprecation.py:121, called at hf_llama.py:32, 39 in A; hf_llama.py:32, "
-                                "37 in B): 5 → 3 compiles")
+    assert titles[0].startswith("LlamaForCausalLM's forward (deprecation.py:121, called at hf_llama.py:32, 39 in A; "
+                                "hf_llama.py:32, 37 in B): 5 → 3 compiles")
     assert run_cli("check", "--baseline", str(torch213("hf_llama_fixed.log.gz")), str(torch213("hf_llama.log.gz"))) == 1
-    assert ("most in wrapped_func (deprecation.py:121, called at hf_llama.py:32, 37 in the baseline; hf_llama.py:32, "
-            "39 in this run): 2 → 4") in capsys.readouterr().out
+    assert ("most in LlamaForCausalLM's forward (deprecation.py:121, called at hf_llama.py:32, 37 in the baseline; "
+            "hf_llama.py:32, 39 in this run): 2 → 4") in capsys.readouterr().out
 
 
 def test_the_slowest_compile_of_a_library_frame_is_named_by_the_users_call(capsys):

@@ -125,3 +125,29 @@ def test_the_recompiles_and_the_sizes_of_a_wrapper_frame_say_the_users_names_as_
     said = capsys.readouterr().out
     assert '"source_text": "cache.layers[0].keys.size()[2]"' in said or '"source_text":"cache.layers[0].keys.size()[2]"' in said
     assert '"tensor_text": "input_ids"' in said or '"tensor_text":"input_ids"' in said
+
+
+def test_a_wrapper_of_the_users_function_is_named_by_it_in_every_section(capsys):
+    # nograd_wrapped: the frame compiled is torch's wrap_inline `inner` (external_utils.py:67), which passes its
+    # arguments on to torch.no_grad's decorate_context and it to scale (the symbols' user stacks): the user wrote
+    # scale, never inner. The recompiles, the compile-time rows, their finding and run facts (check, diff) all say so;
+    # run facts' key keeps torch's name, which matches runs.
+    from compilescope.analyses.analyze import analyze
+    from compilescope.analyses.run_facts.analysis import run_facts
+
+    log = torch213("nograd_wrapped.log.gz")
+    with read_trace(str(log)) as trace:
+        results = analyze(trace)
+        facts = run_facts(results)
+    [frame] = results.insights.recompiles.frames
+    assert (frame.name, frame.runs, frame.function_label) == ("inner", "scale", "scale")
+    assert frame.module_title == "torch's inner, which runs scale"
+    assert {c.name for c in results.insights.compile_time.compiles} == {"scale"}
+    [(key, facts_frame)] = facts.frames.items()
+    assert key.endswith("_dynamo/external_utils.py:67 inner")
+    assert facts_frame.label == "scale (external_utils.py:67, called at nograd_wrapped.py:20)"
+    assert run_cli("summary", str(log)) == 0
+    shown = capsys.readouterr().out
+    assert "scale (called at nograd_wrapped.py:20) recompiled once" in shown
+    assert "\nscale  (external_utils.py:67, called at nograd_wrapped.py:20)\n" in shown
+    assert "inner" not in shown

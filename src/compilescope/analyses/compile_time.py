@@ -20,8 +20,8 @@ from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Com
 from ..model.records import dataclass
 from ..wording import Listed, cut, format_seconds
 from .aoti import COMPILE_EVENT as AOTI_COMPILE_EVENT, Aoti
-from .compiled_frames import (CompiledFrames, WrappedModule, module_label, self_is_module, wrapped_function,
-                              wrapper_module)
+from .compiled_frames import (CompiledFrames, WrappedModule, module_label, self_is_module, wrapped_by_passing_on,
+                              wrapped_function, wrapper_module)
 from .installed_guards import GuardTrees
 from .user_locations import UserLocation, code_origin, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks.resume_names import function_label
@@ -609,6 +609,7 @@ def compile_times(trace: Trace, guard_trees: GuardTrees | None = None) -> Compil
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     repeats: dict[str, str] = {}
     modules: dict[tuple, WrappedModule | None] = {}  # frame -> wrapper_module's answer
+    runs: dict[tuple, str | None] = {}  # frame -> the user's function it passes its arguments on to, where no module
     model_locals: dict[tuple, str | None] = {}  # frame -> CompileTime.model_local
     compile_ids: dict[str, CompileId] = {}  # "[0/1]" -> its compile id (attempt 0's, where several)
     frame_compiles: dict[tuple, list[Compile]] = {}  # frame -> its compiles, made at the first `inner`
@@ -636,7 +637,10 @@ def compile_times(trace: Trace, guard_trees: GuardTrees | None = None) -> Compil
                 guard_trees = guard_trees if guard_trees is not None else GuardTrees(trace)
                 modules[frame_of[key]] = wrapper_module(trace, frame_entries(frame_of[key]), guard_trees)
             module = modules[frame_of[key]]
-            name = module_label(module.cls) if module else name
+            if module is None and frame_of[key] not in runs:  # (a wrapper of the user's function: named by it)
+                passed_to = wrapped_by_passing_on(frame_entries(frame_of[key]))
+                runs[frame_of[key]] = passed_to.function if passed_to is not None else None
+            name = module_label(module.cls) if module else runs.get(frame_of[key]) or name
         if name:
             names[key] = name
             frame_names.setdefault(frame_of[key], name)

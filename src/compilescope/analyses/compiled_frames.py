@@ -367,18 +367,33 @@ class UsersNames:
         self._guard_trees = guard_trees
         self._frames = frames if frames is not None else CompiledFrames(trace)
         self._entries: dict[tuple, list[Compile]] | None = None  # frame -> its compiles, made at the first wrapper
-        self._model_locals: dict[tuple, str | None] = {}  # frame -> the wrapper's local holding the model
+        self._modules: dict[tuple, WrappedModule | None] = {}  # frame -> the module it runs (wrapper_module)
         self._arguments: dict[tuple, dict[str, str]] = {}  # frame -> its positional arguments the user's names
+
+    def _module(self, cid: CompileId) -> WrappedModule | None:
+        frame = (cid.compiled_autograd_id, cid.frame_id)
+        if frame not in self._modules:
+            if self._guard_trees is None:
+                self._guard_trees = GuardTrees(self._trace)
+            self._modules[frame] = wrapper_module(self._trace, self._frame_entries(frame), self._guard_trees)
+        return self._modules[frame]
 
     def model_local(self, cid: CompileId) -> str | None:
         """The wrapper's local that holds the module it runs ("fn", "args[0]"); None where there is none."""
-        frame = (cid.compiled_autograd_id, cid.frame_id)
-        if frame not in self._model_locals:
-            if self._guard_trees is None:
-                self._guard_trees = GuardTrees(self._trace)
-            module = wrapper_module(self._trace, self._frame_entries(frame), self._guard_trees)
-            self._model_locals[frame] = module.local if module is not None else None
-        return self._model_locals[frame]
+        module = self._module(cid)
+        return module.local if module is not None else None
+
+    def function(self, cid: CompileId, compiled: str | None) -> str | None:
+        """The compile's function as the report names it (compiled: its code's name): where its frame is a wrapper,
+        by the module it runs ("LlamaForCausalLM's forward") or the user's function it passes its arguments on to
+        ("scale"), as compile_times names its rows."""
+        if self._frames.library_caller(cid) is None:
+            return compiled
+        module = self._module(cid)
+        if module is not None:
+            return module_label(module.cls)
+        passed_to = wrapped_by_passing_on(self._frame_entries((cid.compiled_autograd_id, cid.frame_id)))
+        return passed_to.function if passed_to is not None else compiled
 
     def _frame_entries(self, frame: tuple) -> list[Compile]:
         if self._entries is None:

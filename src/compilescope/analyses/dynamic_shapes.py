@@ -473,7 +473,7 @@ def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated],
         return
     spec.read_as = names.of(compile_id, user_source_name(spec.sources[0]))
     compiled = frames.compiled(compile_id) if compile_id is not None else None
-    spec.read_by = compiled.function if compiled is not None else None
+    spec.read_by = names.function(compile_id, compiled.function) if compiled is not None and compile_id is not None else None
     created = next((s for s in symbols if s.symbol == spec.symbol and s.source in spec.sources and s.location), None)
     if created is not None:
         spec.location, spec.torch_location = created.location, created.torch_location

@@ -458,6 +458,10 @@ class FrameRecompiles:
     # Where the frame is torch's `inner` running a module (compiled_frames.wrapped_module): the module's class
     # ("Sequential", the model DDP calls): what the user compiled, and so what the frame is named by.
     module: str | None = None
+    # Where the frame is a wrapper that passes its arguments on to the user's function (torch.no_grad's decorator,
+    # compiled as wrap_inline's `inner`: compiled_frames.wrapped_by_passing_on): that function's name ("scale"),
+    # which the frame is named by; None otherwise.
+    runs: str | None = None
 
     @property
     def short(self) -> str | None:
@@ -533,23 +537,25 @@ class FrameRecompiles:
         """Its name as a heading shows it: "forward (after its graph break at line 22)" for Dynamo's resume function
         torch_dynamo_resume_in_forward_at_22, "Sequential's forward" for torch's `inner` running a module, else its
         own name ("?" where the log names none)."""
-        return module_label(self.module) if self.module else function_label(self.name) or "?"
+        return module_label(self.module) if self.module else self.runs or function_label(self.name) or "?"
 
     @property
     def module_title(self) -> str | None:
         """What a frame named by its module is (a heading's title): "transformers' wrapped_func, which runs the
-        LlamaForCausalLM compiled", its owner from its file; None where it is not named so."""
-        if not self.module:
+        LlamaForCausalLM compiled", "torch's inner, which runs scale" (a function it passes its arguments on to),
+        its owner from its file; None where it is not named so."""
+        if not self.module and not self.runs:
             return None
         owner = code_owner(self.filename)
-        return f"{owner + ' ' if owner else ''}{self.name}, which runs the {self.module} compiled"
+        runs = f"the {self.module} compiled" if self.module else self.runs
+        return f"{owner + ' ' if owner else ''}{self.name}, which runs {runs}"
 
     @property
     def display_name(self) -> str:
         """Its name in a sentence: "forward (after its graph break at line 22)" for Dynamo's resume function
         torch_dynamo_resume_in_forward_at_22, "Sequential's forward" for torch's `inner` running a module, else its
         own name."""
-        return module_label(self.module) if self.module else function_label(self.name) or "a function"
+        return module_label(self.module) if self.module else self.runs or function_label(self.name) or "a function"
 
     @property
     def any_placed(self) -> bool:
@@ -563,7 +569,8 @@ class FrameRecompiles:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "frame_id": self.frame_id, "name": self.name, "module": self.module, "filename": self.filename,
+            "frame_id": self.frame_id, "name": self.name, "module": self.module, "runs": self.runs,
+            "filename": self.filename,
             "first_line": self.first_line, "called_from": [loc.to_json() for loc in self.called_from],
             "chain": self.chain, "recompiles": self.recompiles, "hit_limit": self.hit_limit, "limit": self.limit,
             "changes": self.changes, "advice": self.advice, "avoidable": self.avoidable,

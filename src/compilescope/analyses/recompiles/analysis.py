@@ -9,7 +9,7 @@ from collections import Counter
 
 from ...model.trace import Compile, Trace
 from ...wording import and_list, count
-from ..compiled_frames import CompiledFrames, UsersNames, wrapped_module
+from ..compiled_frames import CompiledFrames, UsersNames, wrapped_by_passing_on, wrapped_module
 from ..graph_breaks.resume_names import function_label
 from ..installed_guards import GuardTrees
 from ..stack_values import StackValues
@@ -81,7 +81,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
     known = known_files(trace)
     compiled_frames = CompiledFrames(trace)
     stack_values = stack_values if stack_values is not None else StackValues(trace)
-    names = UsersNames(trace, guard_trees, compiled_frames)
+    users_names = UsersNames(trace, guard_trees, compiled_frames)
     result: list[FrameRecompiles] = []
     attempts_of = _attempts(trace)
     for (_, frame_id), entries in _frames(trace).items():
@@ -120,7 +120,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
         texts = CompileTexts(trace, entries, guard_trees)
         trees = PinnedByTrees(texts)
         sized_advice, sizes = place_failed_checks(steps, texts, code, known, compiled_frames, stack_values,
-                                                  names)
+                                                  users_names)
         hooked = link_state_changes(steps, trees)
         mark_expected(steps, trees)
         by_id = {str(e.compile_id): e for e in entries}
@@ -207,6 +207,11 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
                              "torch._dynamo.config.recompile_limit only postpones it.")
         if name == "__torch_dispatch__" and (alone := dispatch_compiled_alone(trace, entries, compiled_frames)):
             advice.insert(0, alone)
+        module = wrapped_module(trace, entries, guard_trees)
+        # (a wrapper of a function, not a module: named by the user's function it passes its arguments on to)
+        passed_to = (wrapped_by_passing_on(entries) if module is None and filename and code_origin(str(filename))
+                     else None)
+        runs = passed_to.function if passed_to is not None else None
         called_from: list[UserLocation] = []
         if filename and code_origin(str(filename)) is not None:
             for e in entries:
@@ -218,7 +223,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
             frame_id=frame_id, name=name, filename=filename, first_line=first_line,
             chain=[str(e.compile_id) for e in entries], steps=[s for s, _ in steps], hit_limit=limit_entry is not None,
             limit=limit, changes=changes, advice=advice, called_from=called_from,
-            module=wrapped_module(trace, entries, guard_trees),
+            module=module, runs=runs,
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
     return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace),

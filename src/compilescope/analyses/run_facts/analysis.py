@@ -216,7 +216,18 @@ def run_facts(results: Results) -> RunFacts:
     # and compile-time sections name it (compiled_frames.wrapped_module); its key keeps torch's name, so that a run
     # whose log has no guard tree to name the module by still matches it.
     named: dict[tuple, str] = {}
-    inner = [at for at, loc in where.items() if loc[1] == "inner"]
+    # A wrapper frame (torch's `inner`, transformers' wrapped_func) the compile-time section named otherwise: by the
+    # module it runs, or the user's function it passes its arguments on to. Its name there, one answer for both.
+    timed = {c.compile_id: c.name for c in results.insights.compile_time.compiles} if results.insights else {}
+    for (ca, fid, _), (cid, _) in latest.items():
+        compiled = where.get((ca, fid))
+        if compiled is None or (ca, fid) in named or (
+                compiled[1] != "inner" and not (compiled[0] and code_origin(compiled[0]) == "library code")):
+            continue
+        said = timed.get(cid.compilation)
+        if said and said != compiled[1]:
+            named[(ca, fid)] = said
+    inner = [at for at, loc in where.items() if loc[1] == "inner" and at not in named]
     if inner:
         frame_compiles: dict[tuple, list[Compile]] = {}
         for cid, entry in trace.compiles.items():
