@@ -127,7 +127,7 @@ def test_the_recompiles_and_the_sizes_of_a_wrapper_frame_say_the_users_names_as_
     assert '"tensor_text": "input_ids"' in said or '"tensor_text":"input_ids"' in said
 
 
-def test_a_wrapper_of_the_users_function_is_named_by_it_in_every_section(capsys):
+def test_a_wrapper_of_the_users_function_is_named_by_it_in_every_section(capsys, tmp_path):
     # nograd_wrapped: the frame compiled is torch's wrap_inline `inner` (external_utils.py:67), which passes its
     # arguments on to torch.no_grad's decorate_context and it to scale (the symbols' user stacks): the user wrote
     # scale, never inner. The recompiles, the compile-time rows, their finding and run facts (check, diff) all say so;
@@ -151,3 +151,6 @@ def test_a_wrapper_of_the_users_function_is_named_by_it_in_every_section(capsys)
     assert "scale (called at nograd_wrapped.py:20) recompiled once" in shown
     assert "\nscale  (external_utils.py:67, called at nograd_wrapped.py:20)\n" in shown
     assert "inner" not in shown
+    assert run_cli(str(log), "-o", str(tmp_path / "out"), "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert 'title="torch&#39;s inner, which runs scale">scale</strong>' in page and ">inner</strong>" not in page

@@ -295,19 +295,22 @@ def wrapped_by_passing_on(entries: list[Compile]) -> UserLocation | None:
     """The function a wrapper frame passes its own arguments on to, unchanged: in a user stack of its compiles (a
     symbol's, a guard's), the first frame outside torch where every frame before it is torch's, each passing its
     arguments on (_PASSES_ON). nograd_wrapped's scale, under wrap_inline's `inner` and torch.no_grad's
-    decorate_context. None where no stack shows one."""
+    decorate_context. None where no stack shows one, or stacks show two (torch's `inner` given another `fn` per
+    compile: the frame then runs no one function of the user's)."""
+    found: dict[tuple[str, str | None], UserLocation] = {}
     for entry in entries:
         for record in (*entry.symbols, *entry.guards_added):
             stack = record.get("user_stack")
             if not isinstance(stack, list) or len(stack) < 2:
                 continue
-            frames = [UserLocation.from_frame(f) for f in stack]
-            for i, loc in enumerate(frames):
+            for i, loc in enumerate(UserLocation.from_frame(f) for f in stack):
                 if not is_torch_file(loc.filename):
-                    return loc if i > 0 else None
+                    if i > 0:
+                        found.setdefault((loc.filename, loc.function), loc)
+                    break
                 if not _PASSES_ON.match(loc.code or ""):
                     break
-    return None
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _names_read(code: str) -> set[str]:
