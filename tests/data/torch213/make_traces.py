@@ -82,6 +82,8 @@ SCENARIOS = [
     # The optimizer step compiled with an LR scheduler, as `compilescope run` records it: a Python-float learning
     # rate recompiles Adam.step, and torch's optimizer breaks its own graphs.
     Scenario("compiled_optimizer", "compiled_optimizer.py", gzip=True, env=RUN_ENV),
+    # The same recipe with a long cosine schedule: the second learning rate differs from the first past the 8th digit.
+    Scenario("cosine_lr", "cosine_lr.py", gzip=True),
     # A custom op segfaults while the compiled code runs: the process dies, and run records faulthandler's stack.
     Scenario("native_crash", "native_crash.py", expect_rc=None, gzip=True, env=RUN_ENV),
     # A backend asserts while torch compiles the second function: the uncaught exception ends the program (status 1),
