@@ -14,6 +14,8 @@ user stack); generating with it (hf_gpt2_generate, tests/data/cuda_torch211) cre
 from __future__ import annotations
 
 from dataclasses import field
+import math
+import re
 
 import orjson
 from typing import Any, Callable, ClassVar, Hashable, Iterable, TypeVar
@@ -195,6 +197,9 @@ class SymbolCreated:
     # What made it where no compile id did (tlparse's [-/-]), by its Python stack (made_by): "torch.export at
     # aoti_deploy.py:39", "AOTInductor package of aoti_deploy.py:41"; None in a compile, or where the stack says neither.
     made_by: str | None = None
+    # The value a failed guard compared its source with, where the compile made it a symbol when that guard failed
+    # (recompiles.links.link_guarded_values; 0.001 where the value is 0.0009999999753259891): shown apart from it.
+    guarded_value: str | None = None
 
     @property
     def shown_id(self) -> str:
@@ -203,8 +208,9 @@ class SymbolCreated:
 
     @property
     def value_text(self) -> str | None:
-        """The example value as a user writes it (number_text): "0.00466667", not "0.004666666666666667"."""
-        return number_text(self.value) if self.value is not None else None
+        """The example value as a user writes it (number_text): "0.00466667", not "0.004666666666666667"; apart from the
+        failed guard's value it replaced (guarded_value)."""
+        return number_text(self.value, compared_with=self.guarded_value) if self.value is not None else None
 
     @property
     def range_text(self) -> str | None:
@@ -631,17 +637,70 @@ def _range_words(value_range: str) -> str:
     return words.replace("[", "").replace("]", "").replace(", ", " to ") if words == value_range else words
 
 
-def number_text(value: str | None, exact: bool = False) -> str:
-    """A number torch wrote as a user writes it: sympy's "0.00600000000000000" as "0.006", its 15 digits
-    "0.00466666666666667" (a learning rate a scheduler computed) and Python's "0.004666666666666667" as "0.00466667",
-    six significant digits at most (Python's %g); a large one whole ("1234567.00000000" as "1234567"). exact: sympy's
-    trailing zeros dropped only, every other digit kept (a value inside a guard's code, which compares it whole).
-    Anything else (an integer, an expression, None) as written."""
+# A decimal as Python or sympy writes one ("0.004666666666666667", "0.00466666666666667", "1.6666666666666667e-05"),
+# ASCII digits only: log text is untrusted, and float() reads digits str.isdigit() takes for others ("²") or refuses.
+_DECIMAL = lazy_compile(r"-?\d{1,40}(?:\.\d{0,40})?(?:e[-+]?\d{1,4})?", re.ASCII)
+_INTEGER = lazy_compile(r"-?\d{1,40}", re.ASCII)
+
+
+def _decimal(text: str) -> float | None:
+    """text's value where it is a decimal (a "." or an exponent): None for an integer ("8", shown as written), an
+    expression, or text that only looks like a number ("0.0046666²")."""
+    if ("." not in text and "e" not in text) or _DECIMAL.fullmatch(text) is None:
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _rounded(value: float, digits: int) -> str | None:
+    """value to digits significant digits (%g), or None where that hides what it is: a fraction dropped (2.0000004 as
+    "2", 123456.7 as "123457": another integer) or a number of 1 or more in exponent form ("1.23457e+06")."""
+    text = f"{value:.{digits}g}"
+    if abs(value) >= 1 and "e" in text:
+        return None
+    return None if value != int(value) and float(text) == int(float(text)) else text
+
+
+def numbers_text(values: Iterable[str | None]) -> dict[str, str]:
+    """Numbers shown together (one list, or a value and the guard's value it is compared with) as a user writes them,
+    each of torch's texts (str(value)) to its shown text: a decimal to the fewest significant digits, at least six,
+    that keep every two values apart ("0.00466667", not sympy's "0.00466666666666667" nor Python's
+    "0.004666666666666667"; 0.001 and 0.0009999999753259891 as "0.001" and "0.000999999975"), else Python's repr of
+    it; never a fraction dropped ("123456.7", not "123457"), a small one in exponent form ("1.66667e-05"), an
+    integer-valued one whole (sympy's "1234567.00000000" as "1234567"). One value is one text, however written
+    ("0.250000000000000" and "0.25"). Anything else (an integer, an expression, None) as written."""
+    texts = _distinct(str(v) for v in values)
+    decimals = {t: d for t in texts if (d := _decimal(t)) is not None}
+    distinct = set(decimals.values())
+    shown: dict[float, str | None] = {}
+    for digits in range(6, 17):
+        shown = {d: _rounded(d, digits) for d in distinct}
+        if None not in shown.values() and len(set(shown.values())) == len(distinct):
+            break
+    else:
+        shown = {d: repr(d) for d in distinct}
+    return {t: shown[decimals[t]] or t if t in decimals else t for t in texts}
+
+
+def number_key(value: str | None) -> float | int | str:
+    """What two numbers are the same value by: a number's value ("0.250000000000000" and "0.25" are one, "2" and "2.0"
+    too: 2 == 2.0), else the text; for counting and deduplicating, never the shown text (which rounds: 0.001 and
+    0.0009999999753 are two)."""
     text = str(value)
-    if "." not in text or not text.removeprefix("-").replace(".", "", 1).isdigit():  # (no exponent, no expression)
-        return text
-    short = f"{float(text):.6g}"
-    return short if not exact and "e" not in short else text.rstrip("0").rstrip(".")
+    decimal = _decimal(text)
+    if decimal is not None:
+        return decimal
+    return int(text) if _INTEGER.fullmatch(text) else text
+
+
+def number_text(value: str | None, exact: bool = False, compared_with: str | None = None) -> str:
+    """A number torch wrote as a user writes it, alone (numbers_text), or apart from the value compared_with (the
+    failed guard's value it replaced). exact: sympy's trailing zeros dropped only, every other digit kept (a value
+    inside a guard's code, which compares it whole)."""
+    text = str(value)
+    if exact:
+        return text.rstrip("0").rstrip(".") if "e" not in text and _decimal(text) is not None else text
+    return numbers_text([text] if compared_with is None else [text, compared_with])[text]
 
 
 def _frame(compile_id: str) -> int | None:
@@ -763,14 +822,17 @@ class SpecializedSize(_SizeEvents):
 
     @property
     def values(self) -> list[tuple[str | None, list[str]]]:
-        """Each value it was specialized to (as torch wrote it), once, with the compiles that specialized it so."""
+        """Each value it was specialized to (as torch first wrote it), once, with the compiles that specialized it so;
+        one value however written ("0.250000000000000", "0.25": number_key)."""
         return [(same[0].value, _distinct(s.compile_id for s in same))
-                for same in _grouped(self.specializations, lambda s: s.value)]
+                for same in _grouped(self.specializations, lambda s: number_key(s.value))]
 
     @property
     def values_text(self) -> str:
         """"s27 = 8 in [0/2]"; of several compiles, each value once: "zf8 = 0.00466667 in [2/1], [2/1_1]; 0.006 in [2/2]"."""
-        return f"{self.symbol} = " + "; ".join(f"{number_text(value)} in {', '.join(ids)}" for value, ids in self.values)
+        values = self.values
+        shown = numbers_text(value for value, _ in values)  # (shown together: each apart from the others)
+        return f"{self.symbol} = " + "; ".join(f"{shown[str(value)]} in {', '.join(ids)}" for value, ids in values)
 
     def to_json(self) -> dict[str, Any]:
         return {"symbols": _distinct(s.symbol for s in self.specializations), "kind": self.kind,
@@ -870,9 +932,11 @@ class DynamicSize(_SizeEvents):
         made = [s for s in self.symbols if s.retrace_of is None]  # (AOTAutograd's again: said after them, by name)
         ranges = _distinct(s.range_text for s in made if s.range_text)
         one_range = len(ranges) == 1
+        # (the values shown together, and each apart from the failed guard's value it replaced)
+        shown = numbers_text([*(s.value for s in made), *(s.guarded_value for s in made if s.guarded_value)])
         by_symbol: dict[str, list[str]] = {}
         for s in made:
-            text = (s.symbol + (f" = {number_text(s.value)}" if s.value is not None else "")
+            text = (s.symbol + (f" = {shown[str(s.value)]}" if s.value is not None else "")
                     + (f" ({s.range_text})" if s.range_text and not one_range else ""))
             ids = by_symbol.setdefault(text, [])
             if s.shown_id not in ids:

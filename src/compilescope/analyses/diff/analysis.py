@@ -12,7 +12,7 @@ from ...wording import count, format_seconds, format_seconds_change, possessive
 from ..caches import CACHES
 from ..compile_time import PHASE_LABELS
 from ..cudagraphs import NEVER_RECORDED
-from ..dynamic_shapes import number_text, placement_text, read_placement
+from ..dynamic_shapes import number_key, numbers_text, placement_text, read_placement
 from ..status import MISSING, counts_text
 from ..unread import Unread
 from ..user_locations import UserLocation
@@ -404,8 +404,11 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
 def _values_text(values: list[str]) -> str:
     """The values a source was specialized to, each once: "0.25 (×3)" where three compiles specialized it to one value
     (a layer's constant, read again by each recompile), "2 values: 0.1 (×2), 0.2"; not "3 values: 0.25, 0.25, 0.25"."""
-    seen = Counter(number_text(v) for v in values)  # (by the form shown: "0.250000000000000" and "0.25" are one value)
-    shown = [v + (f" (×{seen[v]})" if seen[v] > 1 else "") for v in seen]
+    # (by the value, not the form shown: "0.250000000000000" and "0.25" are one, 0.001 and 0.0009999999753 two)
+    seen = Counter(number_key(v) for v in values)
+    first = {number_key(v): v for v in reversed(values)}
+    texts = numbers_text(first.values())
+    shown = [texts[first[key]] + (f" (×{seen[key]})" if seen[key] > 1 else "") for key in seen]
     return shown[0] if len(shown) == 1 else f"{len(shown)} values: {', '.join(shown)}"
 
 

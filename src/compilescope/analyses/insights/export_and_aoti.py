@@ -10,7 +10,7 @@ from ...model.ids import NO_COMPILE_ID, compilation_key
 from ...wording import count, format_seconds
 from ..aoti import BUILD_EVENT, CHECK_ENV, HEADER_EVENT, Aoti, AotiPackage
 from ..compile_time import CompileTimes
-from ..dynamic_shapes import FLOAT_SYMBOL, Specialization, number_text, value_name
+from ..dynamic_shapes import FLOAT_SYMBOL, Specialization, number_key, numbers_text, value_name
 from ..export import ExportReport
 from ..user_locations import user_source_name
 from . import ERROR, INFO, WARNING, Finding, shown_names
@@ -86,15 +86,19 @@ def specializations(specs: list[Specialization], export: ExportReport,
     specs = [s for s in specs if not (s.compile_id == NO_COMPILE_ID and (s.symbol, s.value) in told)]
     if not specs:
         return None
-    distinct = list(dict.fromkeys((s.compile_id.partition("_")[0].rstrip("]"), s.symbol, number_text(s.value))
-                                  for s in specs))
+    # (by the value, not the form shown, which rounds: 0.001 and 0.0009999999753 are two values)
+    distinct: dict[tuple[str, str, float | int | str], str] = {}  # (each compilation's value, as torch first wrote it)
+    for s in specs:
+        distinct.setdefault((s.compile_id.partition("_")[0].rstrip("]"), s.symbol, number_key(s.value)), str(s.value))
     kinds = {s.kind for s in specs}
     kind = kinds.pop() if len(kinds) == 1 else "value"
+    firsts: dict[str, dict[float | int | str, str]] = {}
+    for (_, symbol, value_key), value in distinct.items():
+        firsts.setdefault(symbol, {}).setdefault(value_key, value)
     values: dict[str, list[str]] = {}
-    for _, symbol, value in distinct:
-        seen = values.setdefault(symbol, [])
-        if value not in seen:
-            seen.append(value)
+    for symbol, first in firsts.items():  # (each symbol's values shown together: each apart from the others)
+        shown = numbers_text(first.values())
+        values[symbol] = [shown[value] for value in first.values()]
     # (each symbol by its first specialization; wrapped: the compilations whose frame is not the user's code, each
     # with the wrapper's local that is the model, if one is)
     wrapped = wrapped or {}

@@ -8,7 +8,7 @@ import math
 from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
 from ..compile_time import CompileTimes
-from ..dynamic_shapes import Specialization
+from ..dynamic_shapes import Specialization, SymbolCreated
 from ..compile_errors import CompileErrors, RECOMPILE_LIMIT
 from ..user_locations import FRAME_SOURCE
 from . import FailedGuard, FrameRecompiles, Recompiles, SIZE_GUARD
@@ -66,6 +66,22 @@ def link_specializations(found: Recompiles, specializations: list[Specialization
         if sizes and SPECIALIZED_ADVICE not in frame.advice:
             frame.advice.insert(0, SPECIALIZED_ADVICE)
         _number_specialized_again(frame)
+
+
+def link_guarded_values(found: Recompiles, symbols: list[SymbolCreated]) -> None:
+    """Gives the symbol a recompile made for a number whose value guard failed (`self.param_groups[0]['lr'] == 0.001`:
+    a learning rate made dynamic at 0.0009999999753259891) the guard's value, so that its value is shown apart from
+    it: both rounded to six digits read 0.001, a recompile for no change."""
+    for frame in found.frames:
+        for step in frame.steps:
+            m = _VALUE_GUARD.match(step.guard.guard) if step.guard is not None and step.guard.change != "size" else None
+            if m is None:
+                continue
+            read, compiled = m["tensor"] or m["name"], compilation_key(step.compile_id)
+            for symbol in symbols:
+                if (symbol.guarded_value is None and symbol.source and compilation_key(symbol.compile_id) == compiled
+                        and FRAME_SOURCE.sub(r"\1", symbol.source) == read):
+                    symbol.guarded_value = m["value"]
 
 
 def _number_specialized_again(frame: FrameRecompiles) -> None:
