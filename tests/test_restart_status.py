@@ -155,3 +155,44 @@ def test_a_recompile_chain_of_restarted_compiles_reads_by_compilation(tmp_path, 
     assert unescape(re.sub(r"<[^>]+>", "", chain)) == "[1/0] → [1/1]"
     assert 'href="#[1/0_1]"' in chain and 'href="#[1/1_1]"' in chain
     assert "[1/0] and [1/1] each compiled after a restart ([1/0_1], [1/1_1]:" in page
+
+
+def test_the_steps_under_a_chain_of_restarted_compiles_read_by_compilation_too(capsys):
+    """resume_print_break's [1/1] (compiled in attempt [1/1_1]) recompiled [1/0] (attempt [1/0_1]): the chain read
+    "[1/0] → [1/1]", but the step under it still read "[1/1_1]: tensor size changed", "11.41 s after [1/0_1] was
+    compiled", "failed guard of [1/0_1]", "[1/1_1] compiled y's dimension 0 as dynamic". The --json keeps the ids."""
+    log = torch213("resume_print_break.log.gz")
+    assert run_cli("summary", log) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    start = out.index("f (after its graph break at line 18) (resume_print_break.py:18)")
+    section = out[start:out.index("f (after its graph break at line 20) (resume_print_break.py:20)")]
+    assert "_1]" not in section.replace("([1/0_1], [1/1_1]:", "")
+    assert ("├── [1/1]: tensor size changed ├── at 38.73 s into the log, 11.41 s after [1/0] was compiled; took 2.93 s "
+            "├── failed guard of [1/0]: tensor 'y' size mismatch at index 0.") in section
+    assert "└── [1/1] compiled y's dimension 0 as dynamic (s17)" in section
+    assert run_cli("summary", "--json", log) == 0
+    [frame] = [f for f in json.loads(capsys.readouterr().out)["recompiles"]["frames"] if f["chain"][0].startswith("[1/")]
+    [step] = frame["steps"]
+    assert (step["compile_id"], step["previous"], step["failed_guards"][0]["compile_id"]) == ("[1/1_1]", "[1/0_1]",
+                                                                                              "[1/0_1]")
+
+
+def test_a_report_s_recompile_steps_read_by_compilation_and_link_the_attempt(tmp_path):
+    """compiled_optimizer (CUDA): step's [2/1] compiled after a restart ([2/1_1]). Under the chain "[2/0] → [2/1] →
+    ...", the steps read "[2/1_1]", "(guard of [2/1_1])", "3.5 ms after [2/1_1] was compiled", "[2/1_1] had
+    specialized"; and the chain's restarted link lost the class and the title that say what the attempt is, which its
+    neighbours have. Every link of the section leads to an anchor of the page."""
+    report(cuda211("compiled_optimizer.log.gz"), tmp_path / "r")
+    page = (tmp_path / "r" / "index.html").read_text()
+    start = page.index('id="insights-recompiles"')
+    section = page[start:page.index("</div>", start)]
+    text = unescape(re.sub(r"<[^>]+>", "", section))
+    assert "_1]" not in text.replace("([2/1_1]: Dynamo restarted", "")
+    assert "(guard of [2/1])" in text and "3.5 ms after [2/1] was compiled" in text
+    assert "[2/1] had specialized zf8" in text
+    restarted = re.findall(r'<a [^>]*href="#\[2/1_1\]"[^>]*>([^<]*)</a>', section)
+    assert restarted == ["[2/1]", "[2/1]"]  # the chain's and the step's
+    for tag in re.findall(r'<a [^>]*href="#\[2/1_1\]"[^>]*>', section):
+        assert 'class="mono"' in tag and "attempt 1 (Dynamo restarted its analysis" in unescape(tag)
+    for anchor in re.findall(r'href="#([^"]+)"', section):
+        assert f'id="{anchor}"' in page, anchor

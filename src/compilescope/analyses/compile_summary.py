@@ -548,7 +548,7 @@ def _also_logged_note(trace: Trace, key: str, others: list[str], note: str = ALS
 
 def _add_recompile_notes(summary: CompileSummary, step: RecompileStep) -> None:
     """What the Recompiles section says of the step beyond its guard, as the compile's page shows it."""
-    since = f"also changed since {step.guard.compile_id}: " if step.guard else None
+    since = f"also changed since {step.guard.compilation}: " if step.guard else None  # (as recompile_more says it)
     summary.recompile_notes = [since + c.text for c in step.also_changed_listed.items] if since else []
     summary.recompile_more = step.also_changed_more_text
     summary.recompile_rest = [since + c.text for c in step.also_changed_rest] if since and summary.recompile_more else []

@@ -207,15 +207,15 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
         for step in frame.steps:
             guard = step.guard
             if guard is None:
-                tree.add(TerminalText(f"{step.compile_id}: (no reason logged)"))
+                tree.add(TerminalText(f"{step.compilation}: (no reason logged)"))
                 continue
-            label = f"{step.compile_id}: {CHANGE_LABELS[guard.change]} changed"
+            label = f"{step.compilation}: {CHANGE_LABELS[guard.change]} changed"
             if step.failed:
                 label += " (this compile failed)"
             node = tree.add(TerminalText(label))
             if step.when_text:
                 node.add(TerminalText(step.when_text, style="dim"))
-            node.add(TerminalText(f"failed guard of {guard.compile_id}: {guard.shown}"))
+            node.add(TerminalText(f"failed guard of {guard.compilation}: {guard.shown}"))
             if guard.location:
                 code = f"  ·  {guard.location.code}" if guard.location.code else ""
                 node.add(TerminalText(f"{guard.location_label} {_where(guard.location)}{code}"))
@@ -228,7 +228,7 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
             if step.dynamic_text:
                 node.add(TerminalText(step.dynamic_text))
             for change in step.also_changed_listed.items:
-                node.add(TerminalText(f"also changed since {guard.compile_id}: {change.text}"))
+                node.add(TerminalText(f"also changed since {guard.compilation}: {change.text}"))
             if step.also_changed_more_text:
                 node.add(TerminalText(step.also_changed_more_text, style="dim"))
             if step.expected_text:

@@ -186,6 +186,11 @@ class FailedGuard:
         return CHANGE_LABELS[self.change]
 
     @property
+    def compilation(self) -> str | None:
+        """The cached compilation whose guard failed, as the steps say it ("[1/0]" for [1/0_1]: compilation_label)."""
+        return compilation_label(self.compile_id)
+
+    @property
     def location_label(self) -> str:
         """What precedes the location when it is shown: "at", "kwargs['input_ids'] first used at", ..."""
         array = numpy_array(self.tensor)
@@ -208,6 +213,13 @@ class FailedGuard:
                 "cache_source": self.cache_source, "cache_class": self.cache_class, "described": self.described,
                 "marked": self.marked, "subclass": self.subclass, "subclass_object": self.subclass_object,
                 "metadata_before": self.metadata_before, "metadata_after": self.metadata_after}
+
+
+def compilation_label(compile_id: str | None) -> str | None:
+    """A compile id as the recompile steps say it, by compilation like FrameRecompiles.compilations: "[1/0]" for
+    [1/0_1] (attempt 1 is Dynamo's restart within [1/0], not a recompile; the chain's restarts line says it). The
+    ids themselves stay in the JSON and the report's links, which lead to the attempt that compiled."""
+    return compilation_key(compile_id) if compile_id is not None else None
 
 
 def _rounded(seconds: float | None) -> float | None:
@@ -353,12 +365,12 @@ class RecompileStep:
         if self.expected:
             return f"expected: {EXPECTED[self.expected]}"
         if self.unknown_settings:
-            return (f"expected or avoidable: the log cannot tell ({self.unknown_settings} has no guard tree to "
+            return (f"expected or avoidable: the log cannot tell ({compilation_label(self.unknown_settings)} has no guard tree to "
                     "compare settings with)")
         same = self.same_settings
         if same is None:
             return None
-        return (f"avoidable: {same.compile_id} had these settings (modules' modes, parameters' requires_grad) and "
+        return (f"avoidable: {same.compilation} had these settings (modules' modes, parameters' requires_grad) and "
                 f"failed on {same.shown}")
 
     @property
@@ -370,7 +382,7 @@ class RecompileStep:
             return None
         text = f"at {format_seconds(self.started_s)} into the log"
         if self.quiet_s is not None and self.previous is not None:
-            text += f", {format_seconds(self.quiet_s)} after {self.previous} was compiled"
+            text += f", {format_seconds(self.quiet_s)} after {compilation_label(self.previous)} was compiled"
         if self.unfinished:
             text += f"; {STILL_COMPILING}" + (f", {format_seconds(self.cost_s)} in" if self.cost_s is not None else "")
         elif self.cost_s is not None:
@@ -396,16 +408,22 @@ class RecompileStep:
         more, guard = self.also_changed_listed.more, self.guard
         if not more or guard is None:
             return None
-        return f"and {more} more also changed since {guard.compile_id}"
+        return f"and {more} more also changed since {guard.compilation}"
 
     @property
     def guard(self) -> FailedGuard | None:
         return self.failed_guards[0] if self.failed_guards else None
 
     @property
+    def compilation(self) -> str:
+        """The recompilation as the steps say it: "[1/1]" for [1/1_1] (compilation_label); compile_id is the attempt
+        that compiled it, which the report's link leads to."""
+        return compilation_key(self.compile_id)
+
+    @property
     def dynamic_text(self) -> str | None:
         """"[0/1] compiled x's dimension 0 as dynamic (s27)", "[1/1] compiled n as dynamic (s86)", for people."""
-        return (f"{self.compile_id} compiled {self.dynamic_of} as dynamic ({self.dynamic_symbol})"
+        return (f"{self.compilation} compiled {self.dynamic_of} as dynamic ({self.dynamic_symbol})"
                 if self.dynamic_symbol else None)
 
     def to_json(self) -> dict[str, Any]:
@@ -429,7 +447,7 @@ class RecompileStep:
         if spec is None:
             return []
         why = SPECIALIZATION_REASONS.get(spec.reason or "", spec.reason)
-        text = f"{spec.compile_id} had specialized {spec.symbol} = {number_text(spec.value)}" + (f" ({why})" if why else "")
+        text = f"{compilation_label(spec.compile_id)} had specialized {spec.symbol} = {number_text(spec.value)}" + (f" ({why})" if why else "")
         read = spec.read_text
         text += f": {read}" if read else ""
         if spec.location is None:
@@ -510,13 +528,15 @@ class FrameRecompiles:
     def expected_split(self) -> str | None:
         """"4 avoidable ([0/1], [0/2], [0/4], [0/6]), 2 expected ([0/3], [0/5])", for people, and how many the log
         cannot tell; None where none was expected or unknown (every recompile is avoidable, as the list says)."""
-        expected = [s.compile_id for s in self.steps if s.expected is not None]
+        expected = [s.compilation for s in self.steps if s.expected is not None]
         if not expected and not self.unknown:
             return None
-        parts = [f"{len(self.avoidable)} avoidable ({', '.join(self.avoidable)})" if self.avoidable else "",
+        # (by compilation, as the steps read: avoidable and unknown keep the compile ids for the JSON)
+        avoidable, unknown = [compilation_key(c) for c in self.avoidable], [compilation_key(c) for c in self.unknown]
+        parts = [f"{len(avoidable)} avoidable ({', '.join(avoidable)})" if avoidable else "",
                  f"{len(expected)} expected ({', '.join(expected)})" if expected else "",
-                 f"{len(self.unknown)} the log cannot tell (no guard trees to compare: {', '.join(self.unknown)})"
-                 if self.unknown else ""]
+                 f"{len(unknown)} the log cannot tell (no guard trees to compare: {', '.join(unknown)})"
+                 if unknown else ""]
         return ", ".join(filter(None, parts))
 
     @property

@@ -147,7 +147,7 @@ def limit_steps(frame: FrameRecompiles) -> list[str]:
     code = f" ({last.location.code.strip()})" if last.location is not None and last.location.code else ""
     # (whose guard, by the chain: the id torch's reason starts with counts frames from 0 again after a reset)
     at = frame.chain.index(step.compile_id) if step.compile_id in frame.chain else 0
-    of = f" ({frame.chain[at - 1]}'s)" if at > 0 else ""
+    of = f" ({frame.compilations[at - 1]}'s)" if at > 0 else ""  # (by compilation, as the steps read)
     if len(subjects) == 1 and "" not in subjects and len(guards) == len(frame.steps) > 1:
         said = (f"Each of its {len(frame.steps)} recompiles failed a guard on `{subjects.pop()}`, the last "
                 f"`{last.shown}`{of}{where}{code}.")
