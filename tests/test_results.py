@@ -261,6 +261,7 @@ ADDED_IN_17 = {
 ADDED_IN_18 = {
     "analyses.recompiles.FrameRecompiles": ("runs",),
     "analyses.dynamic_shapes.SymbolCreated": ("guarded_value",),
+    "analyses.recompiles.StateChange": ("users_name",),
 }
 
 

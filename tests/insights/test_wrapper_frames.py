@@ -9,7 +9,9 @@ wrap_inline `inner(*args, **kwargs)` around it, whose args[0] is x, a tensor.
 from __future__ import annotations
 
 import gzip
+import json
 import re
+from html import unescape
 
 from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.insights.analysis import insights
@@ -154,3 +156,47 @@ def test_a_wrapper_of_the_users_function_is_named_by_it_in_every_section(capsys,
     assert run_cli(str(log), "-o", str(tmp_path / "out"), "--no-browser") == 0
     page = (tmp_path / "out" / "index.html").read_text()
     assert 'title="torch&#39;s inner, which runs scale">scale</strong>' in page and ">inner</strong>" not in page
+
+
+def test_what_also_changed_in_a_wrapper_frame_is_named_as_the_user_wrote_it(capsys, tmp_path):
+    # hf_llama's [0/3] (generate()'s first decoding step) found the KV cache's layers initialized since [0/2]: the
+    # guard trees pin L['kwargs']['cache'].layers[0].is_initialized, transformers' wrapped_func passing generate()'s
+    # `cache` keyword on. The steps said "also changed since [0/2]: kwargs['cache'].layers[0].is_initialized", a name
+    # the user never wrote, where the guard's own tensor already read cache.layers[0].keys. The JSON keeps torch's
+    # source; its name and text are the user's, as the terminal and the report say them.
+    log = torch213("hf_llama.log.gz")
+    with read_trace(str(log)) as trace:
+        [frame] = insights(trace).recompiles.frames
+    [step] = [s for s in frame.steps if s.compile_id == "[0/3]"]
+    assert [(c.source, c.text) for c in step.also_changed] == [
+        (f"L['kwargs']['cache'].layers[{i}].is_initialized", f"cache.layers[{i}].is_initialized False → True")
+        for i in (0, 1)]
+    assert run_cli("summary", str(log)) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "also changed since [0/2]: cache.layers[0].is_initialized False → True" in shown
+    assert not re.search(r"also changed since \[\d/\d\]: kwargs\[", shown)  # (torch's failed guard stays verbatim)
+    assert run_cli("summary", "--json", str(log)) == 0
+    [said] = json.loads(capsys.readouterr().out)["recompiles"]["frames"]
+    [changes] = [s["also_changed"] for s in said["steps"] if s["compile_id"] == "[0/3]"]
+    assert changes[0]["source"] == "L['kwargs']['cache'].layers[0].is_initialized"
+    assert (changes[0]["name"], changes[0]["text"]) == ("cache.layers[0].is_initialized",
+                                                        "cache.layers[0].is_initialized False → True")
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    page = unescape((tmp_path / "r" / "index.html").read_text())
+    section = page[page.index('id="insights-recompiles"'):]
+    section = section[:section.index("</table>")]
+    assert "also changed since [0/2]: <code>cache.layers[0].is_initialized</code> False → True" in section
+    assert "also changed since [0/2]: <code>kwargs" not in section
+    # (the compile's own page says it too)
+    notes = [unescape(n) for p in (tmp_path / "r").glob("*_0_3_*/*.html")
+             for n in re.findall(r'<div class="recompile-note">(.*?)</div>', p.read_text())]
+    assert notes and all("kwargs['cache']" not in n for n in notes)
+    assert any("cache.layers[0].is_initialized False → True" in re.sub(r"<[^>]+>", "", n) for n in notes)
+
+
+def test_a_kv_cache_generate_passes_on_is_named_by_its_keyword_in_what_also_changed(capsys):
+    # hf_gpt2_generate (CUDA, torch 2.11): GPT2's generate() passes the cache as past_key_values to wrapped_func.
+    assert run_cli("summary", str(cuda211("hf_gpt2_generate.log.gz"))) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "also changed since [0/2]: past_key_values.layers[0].is_initialized False → True" in shown
+    assert not re.search(r"also changed since \[\d/\d\]: kwargs\[", shown)

@@ -259,6 +259,10 @@ class StateChange:
     # The closure variables the tree names by their cells (installed_guards: torch's hint): `seen` for
     # G['counter'].__closure__[0].cell_contents.
     closures: dict[str, str] = field(default_factory=dict)
+    # The object in the user's words where the frame is a wrapper that passes them on (UsersNames.of):
+    # "cache.layers[0].is_initialized" for transformers' wrapped_func's kwargs['cache'].layers[0].is_initialized;
+    # None where name says it as it is (source keeps torch's).
+    users_name: str | None = None
 
     @property
     def of(self) -> str:
@@ -268,6 +272,13 @@ class StateChange:
     @property
     def name(self) -> str:
         """The object in the user's words: self.dropout.training, self.head (for its hooks), seen (a closure's)."""
+        if self.users_name is not None:
+            return self.users_name
+        return self.own_name
+
+    @property
+    def own_name(self) -> str:
+        """name as the compiled frame's own code names it (kwargs['cache'].layers[0] in a wrapper)."""
         hooks = next((k for k in _HOOK_KINDS if self.source.endswith("." + k)), None)
         of = self.source[:-len(hooks) - 1] if hooks else self.of
         return name_closures(of, self.closures) if self.closures else user_source_name(of)

@@ -121,7 +121,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
         trees = PinnedByTrees(texts)
         sized_advice, sizes = place_failed_checks(steps, texts, code, known, compiled_frames, stack_values,
                                                   users_names)
-        hooked = link_state_changes(steps, trees)
+        hooked = link_state_changes(steps, trees, users_names)
         mark_expected(steps, trees)
         by_id = {str(e.compile_id): e for e in entries}
         place_size_one_guards(steps, by_id)

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ...model.trace import Compile
 from ...wording import and_list
-from ..compiled_frames import CompiledFrames
+from ..compiled_frames import CompiledFrames, UsersNames
 from ..user_locations import FRAME_SOURCE, UserLocation, last_user_stack_frame, user_source_name
 from . import PinnedByTrees, RecompileStep, StateChange
 
@@ -97,19 +97,28 @@ def _named_by(change: StateChange, guards: str) -> bool:
     return any(re.search(rf"(?<![\w.]){re.escape(name)}(?![\w(\[.])", guards) for name in names)
 
 
-def link_state_changes(steps: list[tuple[RecompileStep, Compile]],
-                        trees: PinnedByTrees) -> list[tuple[str, StateChange]]:
+def _in_users_words(change: StateChange, names: UsersNames, entry: Compile) -> StateChange:
+    """change with its object named as the user wrote it where the frame is a wrapper (UsersNames.of:
+    `cache.layers[0].is_initialized`, not transformers' `kwargs['cache']...`)."""
+    own = change.own_name
+    said = names.of(entry.compile_id, own)
+    return replace(change, users_name=said) if said != own else change
+
+
+def link_state_changes(steps: list[tuple[RecompileStep, Compile]], trees: PinnedByTrees,
+                       names: UsersNames) -> list[tuple[str, StateChange]]:
     """Sets each step's also_changed from the guard trees of the compile whose guard failed and of the recompile.
     Returns the hooks found registered after compiling: (the recompile that first ran them, the change)."""
     hooked: list[tuple[str, StateChange]] = []
-    for step, _ in steps:
+    for step, entry in steps:
         guard = step.guard
         before = trees.state(guard.compile_id) if guard is not None and guard.compile_id is not None else None
         after = trees.state(step.compile_id) if before is not None else None
         if before is None or after is None:
             continue
         named = " ".join(g.guard for g in step.failed_guards)
-        step.also_changed = [replace(c, closures=trees.closures) if "cell_contents" in c.source else c
+        step.also_changed = [_in_users_words(replace(c, closures=trees.closures) if "cell_contents" in c.source else c,
+                                             names, entry)
                              for c in state_changes(before, after) if not _named_by(c, named)]
         hooked.extend((step.compile_id, c) for c in step.also_changed
                       if c.kind == "hook" and int(c.after) > int(c.before))  # (kind "hook": both are counts)
