@@ -1148,3 +1148,19 @@ def test_a_dynamo_set_logged_in_another_order_is_no_config_change(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "allowed_functions_module_string_ignorelist" not in out
     assert "config dynamo.suppress_errors: true → false" in out
+
+
+def test_a_break_hit_another_number_of_times_keeps_where_it_is(tmp_path, capsys):
+    """stance_deploy's two torch.compiler.disable'd calls break twice, the fixed program's once: the change keeps each
+    side's break ({reason, file, line, code, count, frame}, as docs/diff-schema.md has it), not the bare counts, so
+    the page's line under it says where and what code, not an empty ':'."""
+    a, b = torch213("stance_deploy.log.gz"), torch213("stance_deploy_fixed.log.gz")
+    assert run_cli("diff", a, b, "--json") == 1
+    changed = [c for rank in json.loads(capsys.readouterr().out)["ranks"] for c in rank["changes"]
+               if c["section"] == "graph_breaks" and c["kind"] == "changed"]
+    assert [(c["a"]["line"], c["a"]["count"], c["b"]["count"]) for c in changed] == [(49, 2, 1), (50, 2, 1)]
+    assert all(c["a"]["file"].endswith("stance_deploy.py") and c["b"]["code"] for c in changed)
+    assert run_cli("diff", a, b, "-o", tmp_path / "page", "--no-browser") == 1
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert '<span class="muted">:</span>' not in page
+    assert re.search(r'stance_deploy\.py:49</span> · <code>', page)

@@ -162,11 +162,12 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("graph_breaks", "added",
                               f"new graph break: {x['reason']} {break_at(x)}{BY_TORCH_NEW if x.get('by_torch') else ''}",
                               x.get("frame"), None, x))
-    for bk in set(ka) & set(kb):
+    for bk in (k for k in ka if k in kb):  # (in A's order: a set's changed with the interpreter's string hashes)
         if ka[bk]["count"] != kb[bk]["count"]:
             changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} {break_at(kb[bk])}: hit "
                                   f"{ka[bk]['count']} → {kb[bk]['count']} times", kb[bk].get("frame") or ka[bk].get("frame"),
-                                  ka[bk]["count"], kb[bk]["count"]))
+                                  ka[bk], kb[bk]))  # (each side's break with its count, as docs/diff-schema.md says:
+                                                    # where it is and its code, which the page shows under it)
 
     # Caches: outcomes per cache, of the frames compiled in both runs (a frame compiled in one run only
     # brings its own lookups; they are listed with it, not as a change of cache behaviour).
@@ -447,6 +448,8 @@ def _side_with_less(change: Change) -> str | None:
     if change.section == "recompiles" and isinstance(a, dict) and isinstance(b, dict):
         # Outcomes: a compile whose metrics lay past a cut ends "without metrics"; the side with fewer ends has less.
         a, b = ({status: n for status, n in x.items() if status != MISSING} for x in (a, b))
+    if change.section == "graph_breaks" and change.kind == "changed":  # (a break hit fewer times has less)
+        a, b = a["count"], b["count"]
     if a == b:
         return None
     if a is None or b is None:
