@@ -61,3 +61,21 @@ def test_a_restarted_attempt_points_at_its_retry_not_at_recording_again(tmp_path
     attempt, retry = full.index("# ===== compile id [1/0] ====="), full.index("# ===== compile id [1/0_1] =====")
     assert "Dynamo compiled the frame again as [1/0_1], whose code follows" in full[attempt:retry]
     ast.parse(full)
+
+
+def test_an_aotinductor_package_has_its_graphs_and_cpp_code(tmp_path, capsys):
+    """aoti_deploy's package is built outside any compile id: its graphs and its C++ wrapper and kernels are written
+    (dump-src wrote 0 files of the log), the C++ as .cpp, each file saying whose it is."""
+    out = tmp_path / "dump"
+    assert run_cli("dump-src", torch213("aoti_deploy.log.gz"), out) == 0
+    assert "Wrote 4 files" in capsys.readouterr().out
+    names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert names == ["__aoti_package AFTER POST GRAD 0.py", "__aoti_package AOTInductor kernels 0.cpp",
+                     "__aoti_package AOTInductor wrapper 0.cpp", "__aoti_package Forward graph 0.py"]
+    for name in names:
+        text = (out / name).read_text()
+        comment = "//" if name.endswith(".cpp") else "#"
+        assert text.startswith(f"{comment} AOTInductor package of aoti_deploy.py:41 (compilescope dump-src from ")
+        if name.endswith(".py"):
+            ast.parse(text, filename=name)
+    assert "#include <torch/csrc/inductor/aoti_include/cpu.h>" in (out / names[2]).read_text()

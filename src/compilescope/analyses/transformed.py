@@ -11,9 +11,10 @@ from typing import Any, NamedTuple
 
 from ..lazy_regex import lazy_compile
 from ..decompile.recorded import HEADER, TRANSFORMED
-from ..model.ids import CompileId
+from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Artifact, Compile, Trace
 from ..model.records import dataclass
+from .aoti import KERNEL_CODE, WRAPPER_CODE, aoti
 from .compiled_frames import compiled_frame
 from .fx_sites import AOT_FORWARD, POST_GRAD
 from .sources import SourceFile, Sources, line_anchor
@@ -31,7 +32,14 @@ DUMP_GRAPHS = (
     ("Backward graph", ("aot_backward_graph",)),
     ("AFTER POST GRAD", POST_GRAD),
     ("kernel", ("inductor_output_code",)),
+    # An AOTInductor package's code, C++ (torch logs both as graph_dump type "cpp"; a CUDA package's wrapper embeds
+    # its Triton kernels): depyf has no name for it, and it is written as .cpp, not as Python
+    ("AOTInductor wrapper", (WRAPPER_CODE,)),
+    ("AOTInductor kernels", (KERNEL_CODE,)),
 )
+CPP_DUMPS = frozenset({"AOTInductor wrapper", "AOTInductor kernels"})
+# The name of the files of an AOTInductor package (outside any compile id, so no __compiled_fn_N of its own)
+AOTI_FN = "__aoti_package"
 
 
 @dataclass
@@ -69,10 +77,18 @@ class CompileDump(NamedTuple):
     guards: Artifact | None
     # Without code: the attempt after this one where Dynamo restarted it (a graph break), whose code it is
     retry: CompileId | None
+    # What compiled it, for its files' first line: "compile id [0/0]", "AOTInductor package of aoti_deploy.py:41"
+    what: str = ""
+
+    @staticmethod
+    def suffix(title: str) -> str:
+        """The file extension of a graph title's files: C++ for an AOTInductor package's code, else Python."""
+        return ".cpp" if title in CPP_DUMPS else ".py"
 
 
 def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list[CompileDump]:
-    """Each compilation's dump (those with a compile id), in compile id order."""
+    """Each compilation's dump (those with a compile id), in compile id order; then, where the log built AOTInductor
+    packages (outside any compile id), their graphs and code (dump-src wrote nothing of aoti_deploy.log.gz)."""
     found = []
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
@@ -83,8 +99,16 @@ def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list
         guards = _artifacts_of(entry, GUARDS)
         found.append(CompileDump(entry, _fn_name(entry, code), [(title, arts) for title, names in DUMP_GRAPHS
                                                                   if (arts := _artifacts_of(entry, names))],
-                                 str(function) if function else None, code, guards[0] if guards else None, None))
-    return [d._replace(retry=_retry(d, found)) if d.code is None else d for d in found]
+                                 str(function) if function else None, code, guards[0] if guards else None, None,
+                                 f"compile id {entry.compile_id}"))
+    dumps = [d._replace(retry=_retry(d, found)) if d.code is None else d for d in found]
+    packages = aoti(trace)
+    outside = next((e for e in trace.sorted_compiles() if e.compile_id is None), None)
+    if packages and outside is not None:
+        dumps.append(CompileDump(outside, AOTI_FN, [(title, arts) for title, names in DUMP_GRAPHS
+                                                    if (arts := _artifacts_of(outside, names))],
+                                 None, None, None, None, packages.compile_name(NO_COMPILE_ID)))
+    return dumps
 
 
 def _fn_name(entry: Compile, code: TransformedCode | None) -> str:

@@ -48,11 +48,14 @@ def _comment(text: str) -> str:
 def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str, str]]:
     per_function: dict[str, list[CompileDump]] = {}
     for dump in dumps:
-        header = f"# compile id {dump.entry.compile_id} (compilescope dump-src from {trace.source})\n"
         fn = safe_stem(dump.fn)
         for title, artifacts in dump.graphs:
+            suffix = dump.suffix(title)
+            comment = "//" if suffix == ".cpp" else "#"
+            header = f"{comment} {dump.what} (compilescope dump-src from {trace.source})\n"
             for k, artifact in enumerate(artifacts):
-                yield f"{fn} {title} {k}.py", header + _graph_source(trace.payload_text(artifact.payload))
+                text = trace.payload_text(artifact.payload)
+                yield f"{fn} {title} {k}{suffix}", header + (_graph_source(text) if suffix == ".py" else text)
         if dump.function:
             per_function.setdefault(dump.function, []).append(dump)
     for name, entries in per_function.items():
