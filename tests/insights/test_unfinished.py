@@ -85,3 +85,19 @@ def test_the_phase_a_cut_log_ends_in_is_the_innermost_event_still_open(tmp_path,
         assert finding.detail.startswith(f"the log ends during [0/0]'s {label}: ")
         assert run_cli("summary", "--json", str(cut)) == 0
         assert json.loads(capsys.readouterr().out)["unfinished"] == [{"compile_id": "[0/0]", "phase": phase}]
+
+
+def test_a_compile_the_log_ends_in_is_named_by_its_frame(tmp_path, capsys):
+    """training.log cut inside its only compile: torch logs the function's name (co_name) in the metrics at the end of
+    a compile, which the cut left out, but its dynamo_start's stack ends in the frame compiled, forward at
+    training.py:23 (the stack trie says so): the compile-time table names it, not an empty cell."""
+    log = _cut_inside_first_compile(tmp_path, "training.log")
+    assert run_cli("summary", "--json", log) == 0
+    [row] = json.loads(capsys.readouterr().out)["compile_time"]["compiles"]
+    assert (row["compile_id"], row["name"], row["unfinished"]) == ("[0/0]", "forward", True)
+    assert run_cli("summary", log) == 0
+    out = capsys.readouterr().out
+    assert any(line.split()[:2] == ["[0/0]", "forward"] for line in out.splitlines())
+    # The finding says once that [0/0] is the compile still running, not "(210 ms so far ([0/0] still compiling ...))"
+    assert "slowest [0/0] (210 ms so far, still compiling when the log ended)" in " ".join(
+        line.strip("│ ") for line in out.splitlines())

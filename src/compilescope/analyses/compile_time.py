@@ -629,6 +629,9 @@ def compile_times(trace: Trace, guard_trees: GuardTrees | None = None) -> Compil
         frame_of[key] = (entry.compile_id.compiled_autograd_id, entry.compile_id.frame_id)
         wrapped = wrapped_function(trace, entry)  # (torch's wrapper of a user's function: named by the user's)
         name = wrapped.function if wrapped is not None else metrics.get("co_name")
+        if name is None and not metrics and entry.stack:
+            # (a compile the log ends in has no metrics, torch's co_name: its dynamo_start's stack ends in its frame)
+            name = entry.stack[-1].name
         # (torch's wrapper of a module the user compiled, or a library's decorator around its forward: named by the
         # module, once per frame)
         if name == "inner" or (wrapped is None and isinstance(metrics.get("co_filename"), str)

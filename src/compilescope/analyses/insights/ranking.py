@@ -183,7 +183,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         out.append(Finding(INFO, "compile_time", f"{doing} took {format_seconds(ct.total_s)}{so_far}",
                            f"{top.label}: {top.share:.0%}" + (
                                f"; slowest {slowest.compile_id} ({format_seconds(slowest.total_s)}"
-                               f"{so_far_note(ct, [slowest.compile_id])})" if slowest else "")
+                               # (itself unfinished: said once, not "(210 ms so far ([0/0] still compiling ...))")
+                               + (f" so far, {slowest.unfinished_text}" if slowest.unfinished_text
+                                  else so_far_note(ct, [slowest.compile_id])) + ")" if slowest else "")
                            + (f"; {cost}" if cost else "") + header_precompile(ins.aoti, ct)
                            + package_build(ins.aoti)))
     out.extend(repeated_blocks(group, ct) for group in ins.regional.by_blocks())
