@@ -649,3 +649,14 @@ def test_a_mistyped_command_is_named_in_the_missing_path_error(tmp_path, capsys,
     shutil.copy(torch213("recompiles.log"), tmp_path / "sumary")
     assert run_cli("sumary", "-o", tmp_path / "out", "--no-browser") == 0
     assert (tmp_path / "out" / "index.html").exists()
+
+
+def test_custom_header_html_stays_in_its_box(tmp_path):
+    """A header with an unclosed comment hid the whole report (the browser read the page as that comment), and one
+    with `</main>` closed the page's own element: the header is balanced, its script kept."""
+    header = '<div><b>Team <i>build</b> 42</table></main><script>var team = "<b>";</script><!-- note'
+    report(peer("simple.log"), tmp_path / "out", "--custom-header-html", header)
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert ('<div class="custom-header"><div><b>Team <i>build</i></b> 42<script>var team = "<b>";</script>'
+            '&lt;!-- note</div></div>') in page
+    assert page.count("</main>") == 1

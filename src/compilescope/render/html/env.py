@@ -11,6 +11,7 @@ import functools
 import hashlib
 import os
 import re
+from html.parser import HTMLParser
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -70,10 +71,61 @@ def prism_script_src() -> Markup:
 def custom_header(html: str) -> dict[str, Markup]:
     """Template variables for a page that shows --custom-header-html (every landing page: index, export index,
     batch and multi-rank pages). The header is the user's own, trusted HTML and may carry inline script: such a
-    page allows it. Pages of the log's content never show it and stay locked to their own scripts."""
+    page allows it. Pages of the log's content never show it and stay locked to their own scripts. It is kept
+    inside its own box (balanced_html): a `<!--` left open hid the whole page, a `</main>` closed the page's."""
     if not html:
         return {"custom_header_html": Markup("")}
-    return {"custom_header_html": Markup(html), "script_src": Markup("'unsafe-inline'")}
+    return {"custom_header_html": Markup(balanced_html(html)), "script_src": Markup("'unsafe-inline'")}
+
+
+_VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+                        "wbr"})
+
+
+class _Balancer(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.out: list[str] = []
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self.out.append(self.get_starttag_text() or "")
+        if tag not in _VOID_TAGS:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: Any) -> None:
+        self.out.append(self.get_starttag_text() or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.open:  # (one it did not open would close an element of the page: dropped)
+            while self.open:
+                opened = self.open.pop()
+                self.out.append(f"</{opened}>")
+                if opened == tag:
+                    break
+
+    def handle_data(self, data: str) -> None:
+        # (a script's or style's text is code; elsewhere a '<' the parser did not take for a tag, `<!--` left open
+        # included, is text)
+        self.out.append(data if self.open and self.open[-1] in ("script", "style") else data.replace("<", "&lt;"))
+
+    def handle_entityref(self, name: str) -> None:
+        self.out.append(f"&{name};")
+
+    def handle_charref(self, name: str) -> None:
+        self.out.append(f"&#{name};")
+
+    def handle_comment(self, data: str) -> None:
+        self.out.append(f"<!--{data}-->")
+
+
+def balanced_html(html: str) -> str:
+    """An HTML fragment that cannot reach past itself: every element it opens closed at its end, end tags of elements
+    it did not open dropped, an unterminated comment shown as text; doctypes and processing instructions dropped."""
+    parser = _Balancer()
+    parser.feed(html)
+    parser.close()
+    return "".join(parser.out) + "".join(f"</{tag}>" for tag in reversed(parser.open))
 
 
 # How pages are built from templates. Part of the template cache's key: a change here is never served stale.
