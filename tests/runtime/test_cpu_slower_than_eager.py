@@ -335,3 +335,19 @@ def test_the_speedup_is_also_said_with_the_compiled_sides_slow_calls_at_their_me
     assert (f"; with its 2 slow calls at their kernels' median ({format_us(over)} over it, "
             f"{over / c.compiled_us:.0%} of its time), {c.steady_speedup:.2f}x faster; but its profile also holds") in title
     assert c.to_json()["steady_speedup"] == c.steady_speedup
+
+
+def test_a_profile_of_compiled_regions_without_inductor_says_they_ran():
+    """profile_eager_backend.py compiles with backend="aot_eager" and profiles 3 calls: torch's "Torch-Compiled
+    Region: 0/0" ran 3 times, and the log holds no Inductor code. The note said no compiled graph ran (an eager run)
+    and pointed at enable_kernel_profile, which names Inductor's kernels, of which there are none."""
+    log = torch213("profile_eager_backend.log.gz")
+    profile = torch213("profile_eager_backend.compiled.profile.json.gz")
+    regions = [e for e in _raw_events(profile) if e["name"] == "Torch-Compiled Region: 0/0"]
+    assert len(regions) == 3
+    assert "inductor_output_code" not in gzip.decompress(log.read_bytes()).decode()
+    runtime = _runtime(log, profile).profiles[0]
+    assert runtime.not_joined == runtime.notes[0]
+    assert runtime.not_joined.startswith("compiled graphs ran in this profile ([0/0]), but this log holds no "
+                                         "Inductor code of them: ")
+    assert "enable_kernel_profile" not in runtime.not_joined and "eager run" not in runtime.not_joined

@@ -126,6 +126,8 @@ SCENARIOS = [
     # and a branch taken for the first time recompile inside the compiled profile).
     Scenario("cpu_slower_than_eager", "cpu_slower_than_eager.py", gzip=True, env=RUN_ENV,
              profiles=("eager", "compiled")),
+    # backend="aot_eager" profiled: compiled regions ran, their ops ATen ops, no Inductor kernel to name.
+    Scenario("profile_eager_backend", "profile_eager_backend.py", gzip=True, env=RUN_ENV, profiles=("compiled",)),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
     # A custom op whose fake kernel disagrees with its real one (dtype), named `count.dims`: a name ending in "s".

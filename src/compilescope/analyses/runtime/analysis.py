@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ...model.ids import CompileId
 from ...model.profile import Profile, ProfileEvent
 from ...model.trace import Trace
 from ...wording import count
@@ -169,6 +170,14 @@ def _not_joined(kernels: list[KernelRow], index: LogIndex, on_gpu: bool) -> str 
         return (f"this profile is from another run: this log has {' and '.join(found)}; its time is not joined to "
                 "this log's graphs and lines")
     if not inductor and not graphs:
+        # torch names each call of a compiled frame (its "Torch-Compiled Region: 0/0"), whatever the backend
+        ran = sorted({index.by_text[m["cid"]] for r in kernels if (m := COMPILED_REGION.match(r.name))
+                      and m["cid"] in index.by_text}, key=CompileId.sort_key)
+        if ran and not any(a.name.startswith("inductor_output_code")
+                           for entry in index.trace.compiles.values() for a in entry.artifacts):
+            return (f"compiled graphs ran in this profile ({', '.join(map(str, ran))}), but this log holds no Inductor "
+                    "code of them: a backend other than Inductor (backend=\"eager\", \"aot_eager\", your own) runs their "
+                    "ops as ATen ops, counted here as eager ops")
         why = "no compiled graph ran in this profile (an eager run, or torch.compile was not used while profiling)"
         # A GPU profile names Triton kernels whatever the config; a CPU one names C++ kernels only when asked to.
         return why if on_gpu else why + ("; on CPU, Inductor kernels are named only with "
