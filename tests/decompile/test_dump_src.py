@@ -79,3 +79,16 @@ def test_an_aotinductor_package_has_its_graphs_and_cpp_code(tmp_path, capsys):
         if name.endswith(".py"):
             ast.parse(text, filename=name)
     assert "#include <torch/csrc/inductor/aoti_include/cpu.h>" in (out / names[2]).read_text()
+
+
+def test_a_cut_log_is_said_to_be_read_in_part(tmp_path, capsys):
+    """training.log cut inside a record (as a killed run leaves it): the report and summary warn that the files show
+    what was read; dump-src wrote its files without a word, as if they were all the run compiled."""
+    cut = tmp_path / "training.log"
+    cut.write_bytes(torch213("training.log").read_bytes()[:30000])
+    assert run_cli("dump-src", cut, tmp_path / "dump") == 0
+    err = capsys.readouterr().err
+    assert "compilescope: warning: training.log: " in err and "the log ends in the middle of line 516" in err
+    assert err.rstrip().endswith("The dump shows what was read.")
+    assert run_cli("dump-src", torch213("training.log"), tmp_path / "whole") == 0
+    assert capsys.readouterr().err == ""

@@ -7,10 +7,12 @@ import sys
 
 from ..analyses.analyze import analyze
 from ..analyses.transformed import compile_dumps
+from ..analyses.unread import unread
 from ..ingest.discover import discover
 from ..ingest.reader import read_trace
 from ..location import local_output
 from ..render.dump_src import dump_src_files
+from ..render.notices import unread_line
 from ..output import DUMP_SRC_MARK, DUMP_SRC_MARK_TEXT, OutputDir, report_destination, shown_output
 
 
@@ -39,5 +41,9 @@ class DumpSrcCommand:
                 output.write(relpath, text)
                 n += 1
             output.write(DUMP_SRC_MARK, DUMP_SRC_MARK_TEXT)
+            # (a cut log's files are what was read: the graphs and code past the cut are missing, as report says)
+            unread_warning = unread_line(unread(trace.stats), found.chosen, "dump")
         print(f"Wrote {n} files to {shown_output(args.out, output.path)[0]}")
+        if unread_warning:
+            print(unread_warning, file=sys.stderr)
         return 0
