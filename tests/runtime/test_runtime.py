@@ -449,3 +449,19 @@ def test_cutlass_gemms_are_typed_by_their_inputs_not_their_accumulator(name, sai
     from compilescope.analyses.kernel_names import library_kernel
 
     assert library_kernel(name) == said
+
+
+def test_the_gpu_idle_table_has_no_empty_one_call_column(tmp_path, capsys):
+    """The H100 profile_compiled's GPU idle splits into Dynamo around the calls and no op, neither mostly one call's:
+    the summary's table had a 'one call' column, and the page an 'of it in one call' one, empty on every row."""
+    log, profile = _gpu_pair()
+    p = _runtime(log, profile).profiles[0]
+    assert p.idle_rows and all(c.one_call_us is None for c, _ in p.idle_rows)
+    assert not p.idle_one_call_shown
+    assert run_cli("summary", log, "--profile", profile) == 0
+    out = capsys.readouterr().out
+    [header] = [line for line in out.splitlines() if "the CPU was in" in line]
+    assert header.split() == ["share", "time", "the", "CPU", "was", "in"]
+    report(log, tmp_path / "out", "--profile", profile)
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    assert "of it in one call" not in page and "<th>the CPU was in</th>" in page

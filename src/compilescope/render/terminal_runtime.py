@@ -96,7 +96,8 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         if p.idle_rows:
             out.append(TerminalText("GPU idle by what the CPU ran meanwhile (compiling left out):"))
             idle = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
-            for col, justify in (("share", "right"), ("time", "right"), ("one call", "right"), ("the CPU was in", "left")):
+            columns = [("share", "right"), ("time", "right")] + ([("one call", "right")] if p.idle_one_call_shown else [])
+            for col, justify in columns + [("the CPU was in", "left")]:
                 last = col.startswith("the CPU")
                 idle.add_column(col, justify=justify, no_wrap=not last,  # type: ignore[arg-type]
                                 overflow="fold" if last else "ellipsis", ratio=1 if last else None)
@@ -104,8 +105,8 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
                 what = TerminalText(cause.what)
                 if cause.kind == IDLE_IN_OP:  # (the other kinds' names say what they are)
                     what.append(" (eager op)", style="dim")
-                one = format_us(cause.one_call_us) if cause.one_call_us is not None else ""
-                idle.add_row(f"{share:.1%}", format_us(cause.us), one, what)
+                one = [format_us(cause.one_call_us) if cause.one_call_us is not None else ""] if p.idle_one_call_shown else []
+                idle.add_row(f"{share:.1%}", format_us(cause.us), *one, what)
             out.append(idle)
     c = runtime.comparison
     if c is not None and c.speedup is not None:

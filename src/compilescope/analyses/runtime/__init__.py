@@ -453,6 +453,12 @@ class ProfileRuntime:
         return [(c, c.us / total if total else 0.0) for c in self.idle_by_cpu]
 
     @property
+    def idle_one_call_shown(self) -> bool:
+        """Whether the idle table has its "of it in one call" column: some row cost mostly one call (a first call's
+        stall); where none did, the column would be empty on every row."""
+        return any(c.one_call_us is not None for c in self.idle_by_cpu)
+
+    @property
     def idle_said(self) -> str:
         """"while it idled the CPU was in AccumulateGrad 12 ms, compiled graph calls 7.7 ms, ...": the GPU's idle by
         what the CPU ran meanwhile (idle_by_cpu), the four largest; '' where it was not worked out."""
