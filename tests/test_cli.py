@@ -660,3 +660,14 @@ def test_custom_header_html_stays_in_its_box(tmp_path):
     assert ('<div class="custom-header"><div><b>Team <i>build</i></b> 42<script>var team = "<b>";</script>'
             '&lt;!-- note</div></div>') in page
     assert page.count("</main>") == 1
+
+
+def test_verbose_strict_lists_each_problem_once(tmp_path, capsys):
+    """-v lists every problem of a cut log; --strict listed them all again before its count."""
+    cut = tmp_path / "training.log"
+    cut.write_bytes(torch213("training.log").read_bytes()[:30000])
+    assert run_cli(cut, "-o", tmp_path / "out", "--no-browser", "-v", "--strict") == 1
+    err = capsys.readouterr().err.splitlines()
+    problems = [line.strip() for line in err if line.strip().startswith("line ")]
+    assert len(problems) == 2 and len(set(problems)) == 2
+    assert err[-1].endswith("2 problems in " + str(cut) + " (strict mode)")

@@ -96,8 +96,10 @@ class ReportCommand:
         if unread_warning and not args.verbose:  # -v has listed every problem already
             print(unread_warning, file=sys.stderr)
         if problems:
+            listed = {str(p) for p in stats.problems} if args.verbose else set()  # (-v listed them above)
             for p in problems:
-                print(p, file=sys.stderr)
+                if str(p) not in listed:
+                    print(p, file=sys.stderr)
             print(f"compilescope: {count(len(problems), 'problem')} in {found.chosen} (strict mode)", file=sys.stderr)
             return 1
         if not args.no_browser and index is not None:

@@ -211,6 +211,8 @@ class RunCommand:
                     for p in trace.stats.problems:
                         print(f"  {p}", file=sys.stderr)
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
+                # (-v listed the log's problems above: --strict lists only the others)
+                problems_left = [p for p in problems if not args.verbose or str(p) not in {str(q) for q in trace.stats.problems}]
                 unread_warning = unread_line(unread(trace.stats), chosen, "report")
         except CompilescopeError as exc:
             _report_not_written(named_dir)
@@ -224,7 +226,7 @@ class RunCommand:
         print("\n".join(report_lines(results.insights, named_log, output.files, where, index, profiles_read)))
         if unread_warning and not args.verbose:
             print(unread_warning, file=sys.stderr)
-        for p in problems:
+        for p in problems_left:
             print(p, file=sys.stderr)
         if problems:
             print(f"compilescope: {count(len(problems), 'problem')} in {named_log} (strict mode)", file=sys.stderr)
