@@ -158,6 +158,48 @@ def test_a_wrapper_of_the_users_function_is_named_by_it_in_every_section(capsys,
     assert 'title="torch&#39;s inner, which runs scale">scale</strong>' in page and ">inner</strong>" not in page
 
 
+def test_a_wrapper_shared_by_two_users_functions_is_named_by_neither(capsys, tmp_path):
+    # two_wrapped: torch.no_grad's decorate_context wraps scale(x) and shift(y) in one code object, so Dynamo gives
+    # both one frame (wrap_inline's `inner`): [0/0], [0/1] run scale (their symbols' user stacks say so), [0/2], [0/3]
+    # shift, which log no user stack: only their guard trees' TENSOR_MATCH on args[0] sits in shift. Named by scale,
+    # shift's compiles read "runs scale" and their args[0] "x"; no one function runs the frame, so torch's names stay.
+    from compilescope.analyses.analyze import analyze
+    from compilescope.analyses.compiled_frames import passed_arguments
+    from compilescope.analyses.installed_guards import GuardTrees
+    from compilescope.analyses.run_facts.analysis import run_facts
+
+    log = torch213("two_wrapped.log.gz")
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        text = f.read()
+    assert re.search(r"TENSOR_MATCH: check_tensor\(L\['args'\]\[0\], .*# return y - 3 .* in shift", text)
+    assert re.search(r"TENSOR_MATCH: check_tensor\(L\['args'\]\[0\], .*# if x\.shape\[0\] == 5: .* in scale", text)
+    assert '"name": "shift"' not in text  # (no user stack of shift's)
+    with read_trace(str(log)) as trace:
+        results = analyze(trace)
+        facts = run_facts(results)
+        entries = [e for e in trace.compiles.values() if e.compile_id is not None]
+        assert passed_arguments(entries, GuardTrees(trace)) == {}
+    [frame] = results.insights.recompiles.frames
+    assert (frame.name, frame.runs) == ("inner", None)
+    assert {c.name for c in results.insights.compile_time.compiles} == {"inner"}
+    [facts_frame] = facts.frames.values()
+    assert "scale" not in facts_frame.label
+    steps = {s.compile_id: s for s in frame.steps}
+    assert steps["[0/3]"].guard.location_label == "args[0] first used at"
+    assert steps["[0/1]"].guard.location_label == "args[0] first used at"
+    assert run_cli("summary", str(log)) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "args[0] first used at two_wrapped.py:17 in shift · return y - 3" in shown
+    assert "x first used" not in shown and "runs scale" not in shown
+    assert run_cli("summary", "--json", str(log)) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert [f["runs"] for f in said["recompiles"]["frames"]] == [None]
+    assert {r["name"] for r in said["compile_time"]["compiles"]} == {"inner"}
+    assert run_cli(str(log), "-o", str(tmp_path / "out"), "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "which runs scale" not in page
+
+
 def test_what_also_changed_in_a_wrapper_frame_is_named_as_the_user_wrote_it(capsys, tmp_path):
     # hf_llama's [0/3] (generate()'s first decoding step) found the KV cache's layers initialized since [0/2]: the
     # guard trees pin L['kwargs']['cache'].layers[0].is_initialized, transformers' wrapped_func passing generate()'s

@@ -641,7 +641,7 @@ def compile_times(trace: Trace, guard_trees: GuardTrees | None = None) -> Compil
                 modules[frame_of[key]] = wrapper_module(trace, frame_entries(frame_of[key]), guard_trees)
             module = modules[frame_of[key]]
             if module is None and frame_of[key] not in runs:  # (a wrapper of the user's function: named by it)
-                passed_to = wrapped_by_passing_on(frame_entries(frame_of[key]))
+                passed_to = wrapped_by_passing_on(frame_entries(frame_of[key]), guard_trees)
                 runs[frame_of[key]] = passed_to.function if passed_to is not None else None
             name = module_label(module.cls) if module else runs.get(frame_of[key]) or name
         if name:

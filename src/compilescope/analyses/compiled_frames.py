@@ -16,7 +16,7 @@ from typing import NamedTuple
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
-from .installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_holds_module, tree_locals
+from .installed_guards import GUARDS_ARTIFACT, GuardSite, GuardTree, GuardTrees, tree_holds_module, tree_locals
 from .user_locations import (UserLocation, code_origin, is_framework_file, is_torch_file, last_user_stack_frame,
                              traceback_frames, user_source_name)
 
@@ -291,26 +291,64 @@ _POSITIONAL = lazy_compile(r"^args\[\d{1,6}\](?=$|[.\[])")
 _PASSES_ON = lazy_compile(r"^(?:return )?\w{1,200}\(\*args, \*\*kwargs\)$")
 
 
-def wrapped_by_passing_on(entries: list[Compile]) -> UserLocation | None:
-    """The function a wrapper frame passes its own arguments on to, unchanged: in a user stack of its compiles (a
-    symbol's, a guard's), the first frame outside torch where every frame before it is torch's, each passing its
-    arguments on (_PASSES_ON). nograd_wrapped's scale, under wrap_inline's `inner` and torch.no_grad's
-    decorate_context. None where no stack shows one, or stacks show two (torch's `inner` given another `fn` per
-    compile: the frame then runs no one function of the user's)."""
-    found: dict[tuple[str, str | None], UserLocation] = {}
+def _passed_on_to(entry: Compile) -> Iterator[UserLocation]:
+    """The functions a compile's user stacks (a symbol's, a guard's) show its wrapper frame passing its arguments on
+    to: in each, the first frame outside torch where every frame before it is torch's, each passing its arguments on
+    (_PASSES_ON)."""
+    for record in (*entry.symbols, *entry.guards_added):
+        stack = record.get("user_stack")
+        if not isinstance(stack, list) or len(stack) < 2:
+            continue
+        for i, loc in enumerate(UserLocation.from_frame(f) for f in stack):
+            if not is_torch_file(loc.filename):
+                if i > 0:
+                    yield loc
+                break
+            if not _PASSES_ON.match(loc.code or ""):
+                break
+
+
+def _argument_sites(tree: GuardTree) -> Iterator[tuple[str, GuardSite]]:
+    """Each TENSOR_MATCH of a tree on a wrapper's positional argument itself (`args[0]`), with its site: the argument's
+    first use, in the function it was passed on to."""
+    for line in tree.lines:
+        site, tensor = line.site, line.tensor
+        if site is None or tensor is None or not site.path:
+            continue
+        argument = user_source_name(tensor[0])
+        if _POSITIONAL.fullmatch(argument) is not None:
+            yield argument, site
+
+
+def _site_in(site: GuardSite, function: UserLocation) -> bool:
+    """The guard's site is in function (torch clips the site's path at the front)."""
+    return (site.function == function.function
+            and function.filename.replace("\\", "/").endswith(site.path.replace("\\", "/")))
+
+
+def wrapped_by_passing_on(entries: list[Compile], guard_trees: GuardTrees) -> UserLocation | None:
+    """The function a wrapper frame passes its own arguments on to, unchanged (_passed_on_to): nograd_wrapped's scale,
+    under wrap_inline's `inner` and torch.no_grad's decorate_context. Named only where every compilation of the frame
+    proves that one function, by its own user stacks or its guard tree's TENSOR_MATCH sites on the arguments: one
+    code object of torch's wraps every function a decorator wraps (two_wrapped's scale and shift, both
+    torch.no_grad's), so Dynamo gives them one frame, and a compilation that shows nothing may run another. None where
+    some compilation shows no function, or two show two (torch's `inner` given another `fn` per compile)."""
+    shown: dict[tuple, list[UserLocation]] = {}  # by compilation (attempts together): the functions its stacks show
+    trees: dict[tuple, list[GuardTree]] = {}  # by compilation: its guard trees
     for entry in entries:
-        for record in (*entry.symbols, *entry.guards_added):
-            stack = record.get("user_stack")
-            if not isinstance(stack, list) or len(stack) < 2:
-                continue
-            for i, loc in enumerate(UserLocation.from_frame(f) for f in stack):
-                if not is_torch_file(loc.filename):
-                    if i > 0:
-                        found.setdefault((loc.filename, loc.function), loc)
-                    break
-                if not _PASSES_ON.match(loc.code or ""):
-                    break
-    return next(iter(found.values())) if len(found) == 1 else None
+        cid = entry.compile_id
+        key = (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id) if cid is not None else ("?",)
+        shown.setdefault(key, []).extend(_passed_on_to(entry))
+        trees.setdefault(key, []).extend(_trees(guard_trees, [entry]))
+    found = {(loc.filename, loc.function): loc for locs in shown.values() for loc in locs}
+    if len(found) != 1:
+        return None
+    [wrapped] = found.values()
+    for key, locs in shown.items():
+        sites = [site for tree in trees[key] for _, site in _argument_sites(tree)]
+        if any(not _site_in(site, wrapped) for site in sites) or not (locs or sites):
+            return None
+    return wrapped
 
 
 def _names_read(code: str) -> set[str]:
@@ -337,21 +375,17 @@ def passed_arguments(entries: list[Compile], guard_trees: GuardTrees) -> dict[st
     """A wrapper frame's positional arguments by the name the function it passes them on to gives them
     (wrapped_by_passing_on): {"args[0]": "x"}. Each from its guard tree's TENSOR_MATCH line on the argument itself,
     whose comment is its first use, in that function: a line that reads one name only read the argument by it
-    (`if x.shape[0] == 5:`). {} where a tree says otherwise, or two compiles name one argument differently: the log
-    then cannot tell."""
-    wrapped = wrapped_by_passing_on(entries)
+    (`if x.shape[0] == 5:`). {} where a tree says otherwise (the argument first used in another function: another
+    function's argument, or passed on again), or two compiles name one argument differently: the log then cannot
+    tell."""
+    wrapped = wrapped_by_passing_on(entries, guard_trees)
     if wrapped is None:
         return {}
     found: dict[str, str] = {}
     for tree in _trees(guard_trees, entries):
-        for line in tree.lines:
-            site, tensor = line.site, line.tensor
-            if site is None or tensor is None or not site.path or site.function != wrapped.function:
-                continue
-            argument = user_source_name(tensor[0])
-            if (_POSITIONAL.fullmatch(argument) is None
-                    or not wrapped.filename.replace("\\", "/").endswith(site.path.replace("\\", "/"))):
-                continue
+        for argument, site in _argument_sites(tree):
+            if not _site_in(site, wrapped):
+                return {}
             names = _names_read(site.code)
             if len(names) != 1 or found.setdefault(argument, next(iter(names))) not in names:
                 return {}
@@ -395,7 +429,10 @@ class UsersNames:
         module = self._module(cid)
         if module is not None:
             return module_label(module.cls)
-        passed_to = wrapped_by_passing_on(self._frame_entries((cid.compiled_autograd_id, cid.frame_id)))
+        if self._guard_trees is None:
+            self._guard_trees = GuardTrees(self._trace)
+        passed_to = wrapped_by_passing_on(self._frame_entries((cid.compiled_autograd_id, cid.frame_id)),
+                                          self._guard_trees)
         return passed_to.function if passed_to is not None else compiled
 
     def _frame_entries(self, frame: tuple) -> list[Compile]:

@@ -99,6 +99,8 @@ SCENARIOS = [
     Scenario("dynamic_shapes", "dynamic_shapes.py"),
     # torch.no_grad's decorator around a function: the compiled frame is torch's wrapper, its args[0] a tensor.
     Scenario("nograd_wrapped", "nograd_wrapped.py", gzip=True),
+    # Two functions under torch.no_grad: one frame of torch's wrapper for both, only one's compiles with user stacks.
+    Scenario("two_wrapped", "two_wrapped.py", gzip=True),
     Scenario("training", "training.py"),
     Scenario("compile_error_fallback", "compile_error_fallback.py"),
     Scenario("compile_error_raises", "compile_error_raises.py", expect_rc=None),

@@ -209,7 +209,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
             advice.insert(0, alone)
         module = wrapped_module(trace, entries, guard_trees)
         # (a wrapper of a function, not a module: named by the user's function it passes its arguments on to)
-        passed_to = (wrapped_by_passing_on(entries) if module is None and filename and code_origin(str(filename))
+        passed_to = (wrapped_by_passing_on(entries, guard_trees) if module is None and filename and code_origin(str(filename))
                      else None)
         runs = passed_to.function if passed_to is not None else None
         called_from: list[UserLocation] = []
