@@ -81,6 +81,30 @@ def test_an_aotinductor_package_has_its_graphs_and_cpp_code(tmp_path, capsys):
     assert "#include <torch/csrc/inductor/aoti_include/cpu.h>" in (out / names[2]).read_text()
 
 
+def test_log_text_in_a_header_stays_in_its_comment(tmp_path):
+    """A header names the package by the user stack's file (Aoti.name) and the log by its path: a newline in either
+    ended the header's comment and made the rest code, run by whoever ran the dump's .py file (or compiled its .cpp).
+    The crafted log is aoti_deploy's, its file name given a newline and a line of Python after it; the log's own
+    path has one too."""
+    import gzip
+
+    text = gzip.open(torch213("aoti_deploy.log.gz"), "rt", encoding="utf-8").read()
+    payload = 'import os; os.system(\\"echo PWNED\\")  #'
+    evil = text.replace('/aoti_deploy.py"', f'/aoti_deploy.py\\n{payload}"')
+    assert evil.count("PWNED") == 1
+    log = tmp_path / "evil\nimport os; os.system('echo PWNED2')\n.log"
+    log.write_text(evil, encoding="utf-8")
+    out = tmp_path / "dump"
+    assert run_cli("dump-src", log, out) == 0
+    names = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert len(names) == 4
+    for name in names:
+        lines = (out / name).read_text().splitlines()
+        assert "PWNED" in lines[0] and all("PWNED" not in line for line in lines[1:])
+        if name.endswith(".py"):
+            assert "PWNED" not in ast.dump(ast.parse((out / name).read_text()))  # (all of it in the comment)
+
+
 def test_a_cut_log_is_said_to_be_read_in_part(tmp_path, capsys):
     """training.log cut inside a record (as a killed run leaves it): the report and summary warn that the files show
     what was read; dump-src wrote its files without a word, as if they were all the run compiled."""

@@ -45,6 +45,19 @@ def _comment(text: str) -> str:
     return "".join(f"# {line}\n" if line else "#\n" for line in text.splitlines())
 
 
+def _commented(text: str) -> str:
+    """text as comments, its lines that are comments already kept as they are (an annotated disassembly)."""
+    return "".join(f"{line}\n" if line.startswith("#") else f"# {line}\n" if line else "#\n"
+                   for line in text.splitlines())
+
+
+def _one_line(text: object) -> str:
+    """Log text (a file or function name, a note) fit for one line of a header comment: a line break in it, or any
+    character that is not printable, would end the comment and make the rest code (`import os; ...` run by whoever
+    runs the file)."""
+    return " ".join("".join(c if c.isprintable() else " " for c in str(text)).split())
+
+
 def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str, str]]:
     per_function: dict[str, list[CompileDump]] = {}
     for dump in dumps:
@@ -52,7 +65,7 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
         for title, artifacts in dump.graphs:
             suffix = dump.suffix(title)
             comment = "//" if suffix == ".cpp" else "#"
-            header = f"{comment} {dump.what} (compilescope dump-src from {trace.source})\n"
+            header = f"{comment} {_one_line(dump.what)} (compilescope dump-src from {_one_line(trace.source)})\n"
             for k, artifact in enumerate(artifacts):
                 text = trace.payload_text(artifact.payload)
                 yield f"{fn} {title} {k}{suffix}", header + (_graph_source(text) if suffix == ".py" else text)
@@ -60,19 +73,22 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
             per_function.setdefault(dump.function, []).append(dump)
     for name, entries in per_function.items():
         stem = safe_stem(name)
-        full: list[str] = [f"# What torch.compile made of {name}: per compilation, its guards and the code run instead.\n"]
+        full: list[str] = [f"# What torch.compile made of {_one_line(name)}: per compilation, its guards and the code "
+                           "run instead.\n"]
         k = 0
         for dump in entries:
             code = dump.code
-            full.append(f"\n# ===== compile id {dump.entry.compile_id} =====\n")
+            full.append(f"\n# ===== compile id {_one_line(dump.entry.compile_id)} =====\n")
             if dump.guards is not None:
                 full.append("# Guards (this code runs only while they hold):\n" + _comment(trace.payload_text(dump.guards.payload)))
             if code is None:
                 full.append(_no_code_note(dump))
                 continue
-            note = f"# compile id {dump.entry.compile_id}: {code.note}\n"
-            yield f"__transformed_code_{k}_for_{stem}.py", note + code.source
-            full.append(note + (code.source if code.decompiled else _comment(code.source)))
+            note = f"# compile id {_one_line(dump.entry.compile_id)}: {_one_line(code.note)}\n"
+            # (code not decompiled is the log's text, a disassembly: comments, never code to run)
+            source = code.source if code.decompiled else _commented(code.source)
+            yield f"__transformed_code_{k}_for_{stem}.py", note + source
+            full.append(note + source)
             k += 1
         yield f"full_code_for_{stem}_0.py", "".join(full)
 
@@ -80,5 +96,6 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
 def _no_code_note(dump: CompileDump) -> str:
     """Why a compilation has no transformed code: a restarted attempt's code is its retry's; otherwise not recorded."""
     if dump.retry is not None:
-        return f"# This attempt restarted (a graph break); Dynamo compiled the frame again as {dump.retry}, whose code follows.\n"
+        return (f"# This attempt restarted (a graph break); Dynamo compiled the frame again as {_one_line(dump.retry)}, "
+                "whose code follows.\n")
     return "# The transformed code is not in this log (record it with `compilescope run` or capture()).\n"
