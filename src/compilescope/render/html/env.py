@@ -71,8 +71,8 @@ def prism_script_src() -> Markup:
 def custom_header(html: str) -> dict[str, Markup]:
     """Template variables for a page that shows --custom-header-html (every landing page: index, export index,
     batch and multi-rank pages). The header is the user's own, trusted HTML and may carry inline script: such a
-    page allows it. Pages of the log's content never show it and stay locked to their own scripts. It is kept
-    inside its own box (balanced_html): a `<!--` left open hid the whole page, a `</main>` closed the page's."""
+    page allows it. Pages of the log's content never show it and stay locked to their own scripts. Its ordinary slips
+    are mended (balanced_html): a `<!--` left open hid the whole page, a `</main>` closed the page's."""
     if not html:
         return {"custom_header_html": Markup("")}
     return {"custom_header_html": Markup(balanced_html(html)), "script_src": Markup("'unsafe-inline'")}
@@ -120,8 +120,13 @@ class _Balancer(HTMLParser):
 
 
 def balanced_html(html: str) -> str:
-    """An HTML fragment that cannot reach past itself: every element it opens closed at its end, end tags of elements
-    it did not open dropped, an unterminated comment shown as text; doctypes and processing instructions dropped."""
+    """A trusted HTML fragment with its ordinary slips mended: every element it opens closed at its end, end tags of
+    elements it did not open dropped, an unterminated comment shown as text; doctypes and processing instructions
+    dropped. Not a sanitizer: Python's HTMLParser splits some markup unlike a browser (a comment ended by `--!>`, a
+    `</textarea>` inside an attribute of a textarea's text, `<plaintext>`, a script's `<!--<script>`), so crafted
+    markup can still reach past the fragment. The fragment is the user's own (given on the command line, as tlparse
+    inserts it raw) and may run script, which can change the whole page anyway: holding against such markup would
+    need a browser's tokenizer and protect nothing."""
     parser = _Balancer()
     parser.feed(html)
     parser.close()
