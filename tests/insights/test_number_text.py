@@ -66,3 +66,11 @@ def test_values_shown_together_are_counted_and_kept_apart_by_value():
     # No fraction dropped (another integer), no large number in exponent form, a small one short and readable
     assert [number_text(v) for v in ("123456.7", "2.0000004", "1234567.00000000", "1.6666666666666667e-05", "8")] == \
         ["123456.7", "2.0000004", "1234567", "1.66667e-05", "8"]
+
+
+def test_minus_zero_and_zero_keep_their_signs():
+    # -0.0 == 0.0: one key for both showed "0.0" as "-0", a value the log never held
+    assert numbers_text(["-0.0", "0.0"]) == {"-0.0": "-0", "0.0": "0"}
+    assert numbers_text(["0.0", "-0.0", "0.5"]) == {"0.0": "0", "-0.0": "-0", "0.5": "0.5"}
+    # (from 1e16 up a float holds no fraction and 16 digits need an exponent: Python's repr, as the docstring says)
+    assert numbers_text(["1e39"]) == {"1e39": "1e+39"}

@@ -667,18 +667,21 @@ def numbers_text(values: Iterable[str | None]) -> dict[str, str]:
     that keep every two values apart ("0.00466667", not sympy's "0.00466666666666667" nor Python's
     "0.004666666666666667"; 0.001 and 0.0009999999753259891 as "0.001" and "0.000999999975"), else Python's repr of
     it; never a fraction dropped ("123456.7", not "123457"), a small one in exponent form ("1.66667e-05"), an
-    integer-valued one whole (sympy's "1234567.00000000" as "1234567"). One value is one text, however written
-    ("0.250000000000000" and "0.25"). Anything else (an integer, an expression, None) as written."""
+    integer-valued one below 1e16 whole (sympy's "1234567.00000000" as "1234567"); from 1e16 up (a float holds no
+    fraction there, and 16 digits need an exponent) all are Python's repr ("1e+39"). One value is one text, however
+    written ("0.250000000000000" and "0.25"); -0.0 and 0.0, equal, keep their signs ("-0" and "0"). Anything else (an
+    integer, an expression, None) as written."""
     texts = _distinct(str(v) for v in values)
-    decimals = {t: d for t in texts if (d := _decimal(t)) is not None}
+    # (by value and sign: -0.0 == 0.0, and one key for both showed "0.0" as "-0")
+    decimals = {t: (d, math.copysign(1.0, d)) for t in texts if (d := _decimal(t)) is not None}
     distinct = set(decimals.values())
-    shown: dict[float, str | None] = {}
+    shown: dict[tuple[float, float], str | None] = {}
     for digits in range(6, 17):
-        shown = {d: _rounded(d, digits) for d in distinct}
+        shown = {d: _rounded(d[0], digits) for d in distinct}
         if None not in shown.values() and len(set(shown.values())) == len(distinct):
             break
     else:
-        shown = {d: repr(d) for d in distinct}
+        shown = {d: repr(d[0]) for d in distinct}
     return {t: shown[decimals[t]] or t if t in decimals else t for t in texts}
 
 
