@@ -381,3 +381,24 @@ def test_the_finding_of_a_specialized_size_names_it_as_the_program_does():
     with read_trace(str(torch213("dynamic_shapes.log"))) as trace:
         [finding] = [f for f in insights(trace).findings if "specialized to a constant" in f.title]
     assert finding.detail == "x.size()[0] (s77) = 5"
+
+
+def test_the_sizes_say_a_restarted_compilation_once_as_the_recompile_steps_do(capsys):
+    # gpt2_train (CUDA, torch 2.11): [0/1] restarted at a graph break and its retry [0/1_1] created s27 again (96):
+    # one compilation. The recompile steps say [0/1]; the sizes table said "s27 = 96 in [0/1], [0/1_1]", as if two.
+    # The JSON keeps each compile id.
+    from ..conftest import shared
+
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    made = [(cid, p["symbol"], p["val"]) for kind, cid, _, p in RawLog(log).events if kind == "create_symbol"
+            and p["symbol"] == "s27"]
+    assert [(cid, v) for cid, _, v in made if cid.startswith("[0/1")] == [("[0/1]", "96"), ("[0/1_1]", "96")]
+    assert run_cli("summary", log) == 0
+    shown = capsys.readouterr().out
+    assert "input_ids.size()[1]: s27 = 96 in [0/1] (any value ≥ 2)" in shown
+    assert "[0/1]: tensor size changed" in shown and "├── [0/1_1]:" not in shown
+    assert run_cli("summary", "--json", log) == 0
+    sizes = json.loads(capsys.readouterr().out)["dynamic_shapes"]["sizes"]
+    [s27] = [s for s in sizes if s["text"].startswith("s27 = 96")]
+    assert s27["text"] == "s27 = 96 in [0/1] (any value ≥ 2)"
+    assert s27["symbols"][0]["compile_ids"] == ["[0/1]", "[0/1_1]"]

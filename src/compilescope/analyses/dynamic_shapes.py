@@ -21,7 +21,7 @@ import orjson
 from typing import Any, Callable, ClassVar, Hashable, Iterable, TypeVar
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import CompileId
+from ..model.ids import CompileId, compilation_key
 from ..model.trace import Compile, Trace
 from ..wording import count
 from .aoti import aoti_call
@@ -706,6 +706,12 @@ def number_text(value: str | None, exact: bool = False, compared_with: str | Non
     return numbers_text([text] if compared_with is None else [text, compared_with])[text]
 
 
+def _by_compilation(compile_ids: list[str]) -> list[str]:
+    """Compile ids as the text says them, by compilation (the recompile steps' compilation_label): "[0/1]" once for
+    [0/1] and its restart [0/1_1], which are one compilation. The JSON keeps each id."""
+    return _distinct(compilation_key(cid) for cid in compile_ids)
+
+
 def _frame(compile_id: str) -> int | None:
     """The frame of a compile id ("[0/2_1]" -> 0): a size of one frame is another than the same name in another
     (f's L['x'] is not g's); compiled autograd's captures ("[!0/-/-]", "[!1/-/-]") are one frame (None)."""
@@ -832,10 +838,12 @@ class SpecializedSize(_SizeEvents):
 
     @property
     def values_text(self) -> str:
-        """"s27 = 8 in [0/2]"; of several compiles, each value once: "zf8 = 0.00466667 in [2/1], [2/1_1]; 0.006 in [2/2]"."""
+        """"s27 = 8 in [0/2]"; of several compiles, each value once: "zf8 = 0.00466667 in [2/1]; 0.006 in [2/2]" (by
+        compilation: [2/1_1] is [2/1])."""
         values = self.values
         shown = numbers_text(value for value, _ in values)  # (shown together: each apart from the others)
-        return f"{self.symbol} = " + "; ".join(f"{shown[str(value)]} in {', '.join(ids)}" for value, ids in values)
+        return f"{self.symbol} = " + "; ".join(f"{shown[str(value)]} in {', '.join(_by_compilation(ids))}"
+                                               for value, ids in values)
 
     def to_json(self) -> dict[str, Any]:
         return {"symbols": _distinct(s.symbol for s in self.specializations), "kind": self.kind,
@@ -942,8 +950,8 @@ class DynamicSize(_SizeEvents):
             text = (s.symbol + (f" = {shown[str(s.value)]}" if s.value is not None else "")
                     + (f" ({s.range_text})" if s.range_text and not one_range else ""))
             ids = by_symbol.setdefault(text, [])
-            if s.shown_id not in ids:
-                ids.append(s.shown_id)
+            if compilation_key(s.shown_id) not in ids:  # (by compilation, as the recompile steps: [0/1_1] is [0/1])
+                ids.append(compilation_key(s.shown_id))
         again = _distinct(s.symbol for s in self.symbols if s.retrace_of is not None)
         return ("; ".join(f"{text} in {', '.join(ids)}" for text, ids in by_symbol.items())
                 + (f" ({ranges[0]})" if one_range else "")
