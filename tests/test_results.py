@@ -259,7 +259,7 @@ ADDED_IN_17 = {
     "analyses.compile_time.CompileTime": ("model_local",),
 }
 ADDED_IN_18 = {
-    "analyses.recompiles.FrameRecompiles": ("runs",),
+    "analyses.recompiles.FrameRecompiles": ("runs", "named_apart"),
     "analyses.dynamic_shapes.SymbolCreated": ("guarded_value",),
     "analyses.recompiles.StateChange": ("users_name",),
 }

@@ -491,6 +491,10 @@ class FrameRecompiles:
     # compiled as wrap_inline's `inner`: compiled_frames.wrapped_by_passing_on): that function's name ("scale"),
     # which the frame is named by; None otherwise.
     runs: str | None = None
+    # Where another frame of the log has the same code's name, file and first line (the two resume functions Dynamo
+    # makes after a graph break at an `if`, one for each way it goes): its first compile id ("[1/0]"), which names it
+    # apart ("forward (after its graph break at line 26, first compiled as [1/0])"); None otherwise.
+    named_apart: str | None = None
 
     @property
     def short(self) -> str | None:
@@ -568,7 +572,16 @@ class FrameRecompiles:
         """Its name as a heading shows it: "forward (after its graph break at line 22)" for Dynamo's resume function
         torch_dynamo_resume_in_forward_at_22, "Sequential's forward" for torch's `inner` running a module, else its
         own name ("?" where the log names none)."""
-        return module_label(self.module) if self.module else self.runs or function_label(self.name) or "?"
+        return module_label(self.module) if self.module else self.runs or self._function_apart(function_label(self.name)) or "?"
+
+    def _function_apart(self, label: str) -> str:
+        """label, with the frame's first compile id where another frame's code has the same name (named_apart):
+        "forward (after its graph break at line 26, first compiled as [1/0])"."""
+        if not label or self.named_apart is None:
+            return label
+        if label.endswith(")"):
+            return f"{label[:-1]}, first compiled as {self.named_apart})"
+        return f"{label} (first compiled as {self.named_apart})"
 
     @property
     def module_title(self) -> str | None:
@@ -586,7 +599,8 @@ class FrameRecompiles:
         """Its name in a sentence: "forward (after its graph break at line 22)" for Dynamo's resume function
         torch_dynamo_resume_in_forward_at_22, "Sequential's forward" for torch's `inner` running a module, else its
         own name."""
-        return module_label(self.module) if self.module else self.runs or function_label(self.name) or "a function"
+        return (module_label(self.module) if self.module else self.runs
+                or self._function_apart(function_label(self.name)) or "a function")
 
     @property
     def any_placed(self) -> bool:
@@ -601,7 +615,7 @@ class FrameRecompiles:
     def to_json(self) -> dict[str, Any]:
         return {
             "frame_id": self.frame_id, "name": self.name, "module": self.module, "runs": self.runs,
-            "filename": self.filename,
+            "named_apart": self.named_apart, "label": self.function_label, "filename": self.filename,
             "first_line": self.first_line, "called_from": [loc.to_json() for loc in self.called_from],
             "chain": self.chain, "recompiles": self.recompiles, "hit_limit": self.hit_limit, "limit": self.limit,
             "changes": self.changes, "advice": self.advice, "avoidable": self.avoidable,

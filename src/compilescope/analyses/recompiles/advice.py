@@ -188,6 +188,26 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
             "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
 
 
+def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, int], static: bool = False) -> str:
+    """The advice for sizes that changed of a resume function's arguments: the locals of the user's function that
+    Dynamo passes on past its graph break (h, a local of forward), which the user never passes in, so
+    torch._dynamo.mark_dynamic cannot reach them (the tensor Dynamo passes on is a new one each call). What applies is
+    the dynamic= option of the compile, or removing the break."""
+    listed = "; ".join(f"{tensor} at index {dim}" for tensor, dim, _ in sizes[:_SIZES_LISTED]) + (
+        f"; {len(sizes) - _SIZES_LISTED} more" if len(sizes) > _SIZES_LISTED else "")
+    names = and_list([f"`{tensor}`" for tensor, _, _ in sizes[:_SIZES_LISTED]])
+    function, line = resumed
+    which = "a local" if len(sizes) == 1 else "locals"
+    how = ("drop dynamic=False (torch then makes a size dynamic once it changes) or compile with dynamic=True"
+           if static else "compile with dynamic=True to have it dynamic from the first compile (torch makes a size "
+           "dynamic once it changes)")
+    return (f"Sizes change between calls ({listed}){', and ' + STATIC_WORDS if static else ''}. {names} "
+            f"{'is' if len(sizes) == 1 else 'are'} {which} of {function} that Dynamo passes on past its graph break at "
+            f"line {line}, not {'a tensor' if len(sizes) == 1 else 'tensors'} you pass in, so "
+            f"torch._dynamo.mark_dynamic cannot mark {'it' if len(sizes) == 1 else 'them'}: {how}; or remove that "
+            "graph break (Graph breaks says how), and the code after it compiles with the code before it.")
+
+
 # A size of a value Dynamo passed into a resume function (___stack0): a tensor the user's code made before the graph
 # break, which has no name the user could mark dynamic; automatic dynamic makes it dynamic after one recompile.
 STACK_SIZE_ADVICE = (

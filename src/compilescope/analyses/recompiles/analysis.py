@@ -10,13 +10,13 @@ from collections import Counter
 from ...model.trace import Compile, Trace
 from ...wording import and_list, count
 from ..compiled_frames import CompiledFrames, UsersNames, wrapped_by_passing_on, wrapped_module
-from ..graph_breaks.resume_names import function_label
+from ..graph_breaks.resume_names import function_label, resume_of
 from ..installed_guards import GuardTrees
 from ..stack_values import StackValues
 from ..user_locations import UserLocation, code_origin
 from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles
 from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_static, flag_advice, number_dynamic_failed,
-                     numpy_dtype_advice, parameter_guards, requires_grad_advice, size_advice)
+                     numpy_dtype_advice, parameter_guards, requires_grad_advice, resumed_size_advice, size_advice)
 from .backward_and_resets import backward_graphs, compiled_afresh, renumbered_after_reset, renumbered_other_process
 from .lengths import length_advice, length_failures, length_history, mutations
 from .placement import known_files, place_argument_guards, place_failed_checks, place_size_one_guards
@@ -74,6 +74,12 @@ def _frames(trace: Trace) -> dict[tuple, list[Compile]]:
     return frames
 
 
+def _code_key(entries: list[Compile]) -> tuple:
+    """(co_name, co_filename, co_firstlineno) of a frame's code, as its compiles' metrics name it."""
+    metrics = next((e.metrics for e in entries if (e.metrics or {}).get("co_name")), None) or {}
+    return (metrics.get("co_name"), metrics.get("co_filename"), metrics.get("co_firstlineno"))
+
+
 def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_trees: GuardTrees | None = None) -> Recompiles:
     """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise).
     guard_trees: the log's guard trees, where the caller reads them too (the source pages: parsed here otherwise)."""
@@ -84,7 +90,10 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
     users_names = UsersNames(trace, guard_trees, compiled_frames)
     result: list[FrameRecompiles] = []
     attempts_of = _attempts(trace)
-    for (_, frame_id), entries in _frames(trace).items():
+    frames = _frames(trace)
+    # (frames whose code has the same name, file and first line: each named apart by its first compile id)
+    same_code = Counter(_code_key(entries) for entries in frames.values())
+    for (_, frame_id), entries in frames.items():
         chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
         limit_entry = next((e for e in entries if re.search(_LIMIT, str((e.metrics or {}).get("fail_reason") or ""))), None)
         if not chain_entries and limit_entry is None:
@@ -196,7 +205,10 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
                 advice.append(ADVICE[c])
                 continue
             advice.extend(sized_advice)
-            if sizes or not sized_advice:
+            # (a resume function's arguments are the locals Dynamo passes on: none the user could mark dynamic)
+            if sizes and (resumed := resume_of(name)) is not None:
+                advice.append(resumed_size_advice(sizes, resumed, compiled_static(entries)))
+            elif sizes or not sized_advice:
                 advice.append(size_advice(sizes, compiled_static(entries)))
         if hooked:
             advice.insert(0, HOOK_ADVICE.format(modules=and_list(list(dict.fromkeys(c.name for _, c in hooked))),
@@ -224,6 +236,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
             chain=[str(e.compile_id) for e in entries], steps=[s for s, _ in steps], hit_limit=limit_entry is not None,
             limit=limit, changes=changes, advice=advice, called_from=called_from,
             module=module, runs=runs,
+            named_apart=(str(entries[0].compile_id) if _code_key(entries)[0] is not None
+                         and same_code[_code_key(entries)] > 1 else None),
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
     return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace),
