@@ -351,3 +351,24 @@ def test_a_profile_of_compiled_regions_without_inductor_says_they_ran():
     assert runtime.not_joined.startswith("compiled graphs ran in this profile ([0/0]), but this log holds no "
                                          "Inductor code of them: ")
     assert "enable_kernel_profile" not in runtime.not_joined and "eager run" not in runtime.not_joined
+
+
+def test_the_ops_a_compiled_region_ran_without_inductor_are_its_graphs_time():
+    """profile_eager_backend (backend="aot_eager"): the ATen ops inside each 'Torch-Compiled Region: 0/0' are the
+    region's graph, run by its backend. "by graph" said "no compiled graph 97.6%": those ops counted as eager ops outside
+    any graph. They are [0/0]'s graph's time, its 3 calls; the op rows stay eager ops (as the note says)."""
+    log = torch213("profile_eager_backend.log.gz")
+    profile = torch213("profile_eager_backend.compiled.profile.json.gz")
+    raw = _raw_events(profile)
+    regions = [e for e in raw if e["name"] == "Torch-Compiled Region: 0/0"]
+    ops = [e for e in raw if e["name"].startswith("aten::") and any(_inside(e, r) for r in regions)]
+    outermost = [e for e in ops if not any(_inside(e, o) for o in ops)]
+    in_regions_us = sum(e["dur"] for e in outermost)
+    runtime = _runtime(log, profile).profiles[0]
+    graph = next(g for g in runtime.graphs if g.region == "0/0")
+    # (no compile id: with no Inductor code to join, the log cannot say the profile is of this run: not_joined)
+    assert graph.calls == 3 and graph.outside_label is None
+    assert graph.total_us == pytest.approx(in_regions_us, rel=0.01)
+    outside = next(g for g in runtime.graphs if g.outside_label == "no compiled graph")
+    assert graph.share > 0.85 and outside.share < 0.1
+    assert any(r.name == "aten::gelu" and r.kind == "eager" for r in runtime.kernels)

@@ -11,8 +11,8 @@ from ...model.profile import Profile, ProfileEvent
 from ...model.trace import Trace
 from ...wording import count
 from ..provenance import Provenance
-from . import (COMPILED_REGION, COMPILING, EPS, EXTERN, GPU_IDLE, GRAPH_LAUNCH, GRAPH_RANGE, IDLE, IN_GRAPH, INDUCTOR,
-               UNTRACED, GraphRow, KernelRow, LineRow, ProfileCompile, ProfileRuntime, Runtime)
+from . import (COMPILED_REGION, COMPILING, EAGER, EPS, EXTERN, GPU_IDLE, GRAPH_LAUNCH, GRAPH_RANGE, IDLE, IN_GRAPH,
+               INDUCTOR, UNTRACED, GraphRow, KernelRow, LineRow, ProfileCompile, ProfileRuntime, Runtime)
 from .comparison import compare, split_runs
 from .gpu_idle import idle_by_cpu, part_idle
 from .log_index import LogIndex
@@ -38,19 +38,32 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         r.share = r.total_us / total if total else 0.0
     graph_calls = _graph_calls(threads)
     graphs: dict[tuple[str | None, str | None], GraphRow] = {}
+    # Compiled regions with no graph range in a call of them (graph_calls' (None, region)): a backend other than
+    # Inductor (eager, aot_eager, the user's) runs their graph as the ATen ops inside them, that region's graph.
+    bare_regions = {region for graph, region in graph_calls if graph is None and region is not None}
     for r in kernels:
         # idle: (None, IDLE), a row apart from the eager ops and compiling (None, None)
         key = (r.graph, r.region) if r.kind in IN_GRAPH else (None, IDLE) if r.kind == IDLE else (None, None)
         in_graph = r.kind in IN_GRAPH
-        g = graphs.get(key)
-        if g is None:
-            g = graphs[key] = GraphRow(key[0], r.compile_id if in_graph else None,
-                                       graph_calls.get(key, 0) if in_graph else 0, region=key[1] if in_graph else None,
-                                       idle=r.kind == IDLE, idle_label=_IDLE_LABELS.get(r.name) if r.kind == IDLE else None)
-        g.compile_id = g.compile_id or (r.compile_id if in_graph else None)
-        g.total_us += r.total_us
-        if r.kind in (INDUCTOR, EXTERN):
-            g.kernels_us += r.total_us
+        parts = [(key, r.total_us, in_graph)]
+        if r.kind == EAGER:
+            in_regions = {region: us for region, us in rows.region_us.get(id(r), {}).items() if region in bare_regions}
+            parts = [((None, region), us, True) for region, us in in_regions.items()] + [
+                (key, r.total_us - sum(in_regions.values()), False)]
+        for part_key, us, part_in_graph in parts:
+            if us <= 0 and len(parts) > 1:  # (an eager op that ran only inside compiled regions)
+                continue
+            g = graphs.get(part_key)
+            if g is None:
+                g = graphs[part_key] = GraphRow(
+                    part_key[0], (r.compile_id if in_graph else index.compile_id(part_key[1]) if part_in_graph
+                                  else None),
+                    graph_calls.get(part_key, 0) if part_in_graph else 0, region=part_key[1] if part_in_graph else None,
+                    idle=r.kind == IDLE, idle_label=_IDLE_LABELS.get(r.name) if r.kind == IDLE else None)
+            g.compile_id = g.compile_id or (r.compile_id if in_graph else None)
+            g.total_us += us
+            if r.kind in (INDUCTOR, EXTERN):
+                g.kernels_us += us
     for g in graphs.values():
         g.share = g.total_us / total if total else 0.0
     notes = list(profile.notes)

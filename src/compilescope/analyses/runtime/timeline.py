@@ -125,6 +125,9 @@ class Rows:
         self._compiling_covered: Covered | None = None  # (compiling, asked per call by _gpu_time)
         self.gpu_spans: list[tuple[float, float]] = []
         self.idle_gaps: list[tuple[float, float]] = []  # each GPU's idle, compiling left out: for idle_by_cpu
+        # An eager op row's time inside each compiled region (by id, as timed): a backend other than Inductor runs a
+        # region's graph as ATen ops, which are that region's graph, not time outside compiled code (by graph).
+        self.region_us: dict[int, dict[str, float]] = {}
 
     def compiling_in(self, start: float, end: float) -> list[tuple[float, float]]:
         """The compile ranges between start and end, cut to them."""
@@ -174,6 +177,9 @@ class Rows:
                     self._sites[key] = sites
         row.total_us += us
         row.calls += calls
+        if kind == EAGER and ctx.region is not None and not ctx.compiling:
+            spent_in = self.region_us.setdefault(id(row), {})
+            spent_in[ctx.region] = spent_in.get(ctx.region, 0.0) + us
         sites = self._sites.get(key)
         if sites is not None:
             # The n-th call of the op in a call of the graph is the code's n-th call of it, when the graph's call
