@@ -235,7 +235,7 @@ def test_list_open_compare_in_chromium(hub):
             "2026-01-02_run_warm", "2026-01-01_run_cold", "2025-12-31_run_warnings"]
         assert "secret" not in page.content() and "linked_run" not in page.content()
         cells = rows.nth(1).locator("td").all_inner_texts()
-        assert cells[2].startswith("2.13.0") and cells[4] == "1" and cells[9] == "8.27s"
+        assert cells[2].startswith("2.13.0") and cells[4] == "1" and cells[9] == "8.27 s"  # (format_seconds, as every page)
         # The warnings torch printed: a plain log cannot say; the recorded run printed four.
         assert cells[8] == "–" and "not recorded" in rows.nth(1).locator("td").nth(8).inner_html()
         assert rows.nth(2).locator("td").nth(8).inner_text() == "4"
@@ -295,3 +295,33 @@ def test_a_port_in_use_or_a_file_for_the_directory_is_one_line(tmp_path, capsys)
     (tmp_path / "run.log").write_text("")
     assert run_cli("serve", tmp_path / "run.log", "--no-browser") == 2
     assert capsys.readouterr().err == f"compilescope: error: {tmp_path / 'run.log'}: not a directory (name the directory of runs)\n"
+
+
+def test_a_run_that_ended_seconds_ago_is_not_live_and_its_compile_time_is_worded_as_elsewhere(tmp_path):
+    """`compilescope run` writes its report (<trace dir>/report) once the program has ended. The hub called any run
+    whose log changed in the last 30 s live, and its list refreshed every 5 s, for a run over seconds ago. And it said
+    compile time as "0.57s", where every other page says "574 ms" (format_seconds)."""
+    from compilescope.analyses.run_facts.analysis import run_headline
+    from compilescope.cli.diff import read_side
+    from compilescope.cli.serve import list_runs
+    from compilescope.render.html.runs import RunRow, runs_page
+    from compilescope.wording import format_seconds
+
+    root = tmp_path / "runs"
+    ended, going = root / "2026-01-04_run_ended", root / "2026-01-04_run_going"
+    for run in (ended, going):
+        run.mkdir(parents=True)
+        # (written now: seconds ago; profile_eager_backend compiled in under a second)
+        (run / "dedicated_log_torch_trace_eager.log").write_bytes(
+            gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes()))
+    assert run_cli(ended / "dedicated_log_torch_trace_eager.log", "-o", ended / "report", "--no-browser") == 0
+    runs = {r.name: r for r in list_runs(str(root))}
+    assert time.time() - runs[ended.name].mtime < 30 and not runs[ended.name].live
+    assert runs[going.name].live  # (no report: its program may still be writing)
+
+    figures = run_headline(read_side(runs[ended.name].source))
+    page = runs_page([RunRow(ended.name, runs[ended.name].mtime, runs[ended.name].live, figures)], "runs", "/t/")
+    said = format_seconds(figures["compile_time_s"])
+    assert figures["compile_time_s"] < 1 and said.endswith(" ms")
+    assert f'<td class="num">{said}</td>' in page
+    assert not re.search(r">\d+\.\d\ds<", page) and 'class="live"' not in page

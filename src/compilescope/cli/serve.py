@@ -33,6 +33,9 @@ from ..runner import DEFAULT_TRACE_ROOT
 from .usage import require_within
 
 LIVE_SECONDS = 30.0  # a run whose log changed this recently is shown as live, and the list refreshes itself
+# Where `compilescope run` writes its report by default, once the program has ended (cli/run.py): a run directory
+# whose report is newer than its logs is over, however recently they changed.
+RUN_REPORT = os.path.join("report", "index.html")
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 
 
@@ -43,6 +46,9 @@ class Run:
     logs: tuple[str, ...]
     mtime: float  # newest log's modification time
     size: int  # all logs' bytes
+    # `compilescope run` wrote its report (RUN_REPORT) after its newest log: the program has ended, nothing is being
+    # written, whatever the logs' times say
+    ended: bool = False
 
     @property
     def fingerprint(self) -> str:
@@ -55,7 +61,9 @@ class Run:
 
     @property
     def live(self) -> bool:
-        return time.time() - self.mtime < LIVE_SECONDS
+        """Still being written: its log changed moments ago, and no report of `compilescope run` says it ended (a run
+        that ended seconds ago is not live: its list would refresh every 5 s for nothing)."""
+        return not self.ended and time.time() - self.mtime < LIVE_SECONDS
 
 
 def list_runs(root: str) -> list[Run]:
@@ -81,9 +89,19 @@ def list_runs(root: str) -> list[Run]:
             stats = [os.stat(p) for p in logs]
         except (OSError, CompilescopeError):
             continue  # vanished or unreadable while listing: not a run (yet)
-        runs.append(Run(name, path, tuple(logs), max(s.st_mtime for s in stats), sum(s.st_size for s in stats)))
+        newest = max(s.st_mtime for s in stats)
+        runs.append(Run(name, path, tuple(logs), newest, sum(s.st_size for s in stats),
+                        ended=os.path.isdir(path) and _written_after(os.path.join(path, RUN_REPORT), newest)))
     runs.sort(key=lambda r: (-r.mtime, r.name))
     return runs
+
+
+def _written_after(path: str, mtime: float) -> bool:
+    """path is a file (never a link) modified at mtime or after."""
+    try:
+        return not os.path.islink(path) and os.path.isfile(path) and os.stat(path).st_mtime >= mtime
+    except OSError:
+        return False
 
 
 class Hub:
