@@ -320,3 +320,19 @@ def test_the_page_says_whose_decorator_the_frame_named_by_its_model_is(tmp_path)
     assert ('<strong class="mono" title="transformers&#39; wrapped_func, which runs the LlamaForCausalLM compiled">'
             "LlamaForCausalLM&#39;s forward</strong>") in page
     assert "torch's wrapped_func" not in page
+
+
+def test_the_keyword_arguments_generate_passed_are_said_as_such_not_as_the_wrappers_kwargs(capsys):
+    # generate() calls transformers' wrapped_func(*args, **kwargs) with 6 keywords where the user's own call passed
+    # none: [0/2]'s guard tree pins `len(L['kwargs']) == 6`. kwargs is the wrapper's dict, a name the user never wrote:
+    # the recompile said "kwargs: length 0 → 6"; it is how many keyword arguments the call passed.
+    assert "len(L['kwargs']) == 6" in gzip.open(torch213("hf_llama.log.gz"), "rt").read()
+    assert run_cli("summary", torch213("hf_llama.log.gz")) == 0
+    out = capsys.readouterr().out
+    assert "also changed since [0/1]: the keyword arguments passed: 0 → 6" in out
+    assert "kwargs: length" not in out
+    assert run_cli("summary", "--json", torch213("hf_llama.log.gz")) == 0
+    frames = json.loads(capsys.readouterr().out)["recompiles"]["frames"]
+    changed = [c for f in frames for s in f["steps"] for c in s.get("also_changed", [])]
+    assert {"source": "len(L['kwargs'])", "name": "the keyword arguments passed", "kind": "length", "before": "0",
+            "after": "6", "text": "the keyword arguments passed: 0 → 6"} in changed

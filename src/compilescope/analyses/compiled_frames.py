@@ -453,6 +453,10 @@ class UsersNames:
             self._arguments[frame] = passed_arguments(self._frame_entries(frame), self._guard_trees)
         return self._arguments[frame]
 
+    def in_wrapper(self, cid: CompileId | None) -> bool:
+        """The compile's frame is not the user's code but a library's that the user's line called (a wrapper)."""
+        return cid is not None and self._frames.library_caller(cid) is not None
+
     def of(self, cid: CompileId | None, source: str) -> str:
         """source (in the user's words already: user_source_name's) as the user names it where the compile's frame
         is not their code: `model.model.layers` of `args[0].model.layers`, `input_ids` of `kwargs['input_ids']`, `x`

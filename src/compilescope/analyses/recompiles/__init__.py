@@ -247,6 +247,11 @@ def _is_count(value: str) -> bool:
     return value.isascii() and value.isdigit() and len(value) < 10
 
 
+# A wrapper frame's own *args and **kwargs (transformers' wrapped_func(*args, **kwargs)): names the user never wrote;
+# their length is how many arguments the user's call passed, said so (StateChange.users_name).
+PASSED_ARGUMENTS = {"args": "the positional arguments passed", "kwargs": "the keyword arguments passed"}
+
+
 @dataclass
 class StateChange:
     """A value the guarded compile's guards fixed that the recompile's guards fix differently (the module's mode,
@@ -306,8 +311,9 @@ class StateChange:
             before = "none" if self.before == "0" else self.before
             return (f": {self.hooks_now} now, {before} before (registered after compiling: a compiled "
                     "call runs without it until something recompiles the function)")
-        if self.kind == "length":
-            return f": length {self.before} → {self.after}"
+        if self.kind == "length":  # (the arguments a wrapper was passed: how many, "0 → 6", not their dict's length)
+            counted = self.users_name is not None and self.users_name in PASSED_ARGUMENTS.values()
+            return f": {'' if counted else 'length '}{self.before} → {self.after}"
         said = f" {self.before} → {self.after}"
         if self.kind == "training":
             return said + " (.eval() or .train(): one compile per mode, expected)"

@@ -12,7 +12,7 @@ from ...model.trace import Compile
 from ...wording import and_list
 from ..compiled_frames import CompiledFrames, UsersNames
 from ..user_locations import FRAME_SOURCE, UserLocation, last_user_stack_frame, user_source_name
-from . import PinnedByTrees, RecompileStep, StateChange
+from . import PASSED_ARGUMENTS, PinnedByTrees, RecompileStep, StateChange
 
 # What each part of a failed GLOBAL_STATE guard ("GLOBAL_STATE changed: grad_mode ") is, in the API that sets it
 # (torch/csrc/dynamo/guards.cpp, GlobalStateGuard::reason).
@@ -101,6 +101,8 @@ def _in_users_words(change: StateChange, names: UsersNames, entry: Compile) -> S
     """change with its object named as the user wrote it where the frame is a wrapper (UsersNames.of:
     `cache.layers[0].is_initialized`, not transformers' `kwargs['cache']...`)."""
     own = change.own_name
+    if change.kind == "length" and own in PASSED_ARGUMENTS and names.in_wrapper(entry.compile_id):
+        return replace(change, users_name=PASSED_ARGUMENTS[own])  # (kwargs: length 0 → 6 is how many were passed)
     said = names.of(entry.compile_id, own)
     return replace(change, users_name=said) if said != own else change
 
