@@ -102,7 +102,7 @@ def test_a_loop_count_made_dynamic_and_specialized_again_is_not_called_settled()
     assert not frame.settled
     [advice] = frame.advice
     assert "automatic dynamic" in advice and "none while it keeps changing" not in advice
-    assert f"[2/1_1] specialized it again at data_dependent.py:{loop} (`while n > 0:`)" in advice
+    assert f"[2/1] specialized it again at data_dependent.py:{loop} (`while n > 0:`)" in advice
     assert "dynamic=True does not help" in advice and "capture_scalar_outputs = True" in advice
     # The insight is a warning, not "then ran with it dynamic".
     [finding] = [f for f in ins.findings if f.title.startswith(f"forward (after its graph break at line {item})")]

@@ -780,7 +780,8 @@ class LengthHistory:
         if len(shown) > 6:  # (a list growing at every call: thousands of lengths; the first and the last tell it)
             shown = [*shown[:3], "…", *shown[-2:]]
         went = " → ".join(shown) if self.lengths and None not in self.lengths else ""
-        at = (f"{self.changed[0]} to {self.changed[-1]}" if n > 3 else and_list(self.changed))
+        shown = [compilation_label(cid) or cid for cid in self.changed]  # (by compilation, as the steps read)
+        at = (f"{shown[0]} to {shown[-1]}" if n > 3 else and_list(shown))
         if self.keeps_changing:
             of = f"each of the {recompiles}" if n == recompiles else f"{n} of the {recompiles}"
             return (f"which changed at {of} recompiles ({at}{f': {went}' if went else ''}), the last one too, so "

@@ -256,7 +256,7 @@ def marked_size_one_advice(guard: FailedGuard, dim: str, size: str) -> str:
     """The advice for a size marked dynamic that torch kept static, its first call's size being 0 or 1."""
     tensor = guard.tensor or "tensor"
     return MARKED_SIZE_ONE_ADVICE.format(
-        dim_of=f"{possessive(tensor)} dimension {dim}", call=guard.marked, compile_id=guard.compile_id, size=size,
+        dim_of=f"{possessive(tensor)} dimension {dim}", call=guard.marked, compile_id=guard.compilation, size=size,
         arg=tensor if tensor.isidentifier() else "tensor", dim=dim)
 
 
@@ -349,6 +349,6 @@ def number_dynamic_failed(names: str, step: RecompileStep, entry: Compile | None
     reason = str(metrics.get("fail_reason") or "").strip().splitlines()
     at = (f" at {UserLocation(str(filename), line).short}" if filename and isinstance(line, int) else "") + (
         f" ({reason[0]})" if reason else "")
-    return NUMBER_DYNAMIC_FAILED.format(names=names, compile_id=step.compile_id, at=at,
+    return NUMBER_DYNAMIC_FAILED.format(names=names, compile_id=step.compilation, at=at,
                                         function=function_label(function) or "the function",
                                         fix=ITEM_OUTSIDE if ".item()" in names else NUMBER_OUTSIDE)

@@ -14,7 +14,7 @@ from ..graph_breaks.resume_names import function_label, resume_of
 from ..installed_guards import GuardTrees
 from ..stack_values import StackValues
 from ..user_locations import UserLocation, code_origin
-from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles
+from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles, compilation_label
 from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_static, flag_advice, number_dynamic_failed,
                      numpy_dtype_advice, parameter_guards, requires_grad_advice, resumed_size_advice, size_advice)
 from .backward_and_resets import backward_graphs, compiled_afresh, renumbered_after_reset, renumbered_other_process
@@ -212,7 +212,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
                 advice.append(size_advice(sizes, compiled_static(entries)))
         if hooked:
             advice.insert(0, HOOK_ADVICE.format(modules=and_list(list(dict.fromkeys(c.name for _, c in hooked))),
-                                                compile_ids=", ".join(dict.fromkeys(cid for cid, _ in hooked))))
+                                                compile_ids=", ".join(dict.fromkeys(compilation_label(cid) or cid
+                                                                                    for cid, _ in hooked))))
         if limit_entry is not None:
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
                              "without compiling: fix the failing guard above; raising "
@@ -236,7 +237,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
             chain=[str(e.compile_id) for e in entries], steps=[s for s, _ in steps], hit_limit=limit_entry is not None,
             limit=limit, changes=changes, advice=advice, called_from=called_from,
             module=module, runs=runs,
-            named_apart=(str(entries[0].compile_id) if _code_key(entries)[0] is not None
+            named_apart=(entries[0].compile_id.compilation if _code_key(entries)[0] is not None
                          and same_code[_code_key(entries)] > 1 else None),
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))

@@ -96,7 +96,7 @@ def _number_specialized_again(frame: FrameRecompiles) -> None:
     names = ", ".join(dict.fromkeys(st.dynamic_of for st in frame.steps
                                     if st.guard is not None and st.guard.change == "constant" and st.dynamic_symbol))
     where = spec.location.short + (f" (`{spec.location.code}`)" if spec.location.code else "")
-    advice = NUMBER_SPECIALIZED_AGAIN.format(names=names or "the number", compile_id=spec.compile_id, where=where,
+    advice = NUMBER_SPECIALIZED_AGAIN.format(names=names or "the number", compile_id=compilation_key(spec.compile_id), where=where,
                                              item=ITEM_IN_GRAPH if ".item()" in names else "")
     made = NUMBER_MADE_DYNAMIC.split("{names}", 1)[0]
     frame.advice = [advice if a.startswith(made) and "(automatic dynamic)" in a else a for a in frame.advice]

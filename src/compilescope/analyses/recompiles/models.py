@@ -14,7 +14,7 @@ from ...model.trace import Compile
 from ..compiled_frames import CompiledFrames
 from ..installed_guards import GUARDS_ARTIFACT, GuardTree
 from ..user_locations import UserLocation, called_at_text, last_user_stack_frame
-from . import CompileTexts, RecompileStep
+from . import CompileTexts, RecompileStep, compilation_label
 
 # A parameter of the module the frame runs, as its TENSOR_MATCH checks it: the source and its dtype.
 _SELF_PARAMETER = lazy_compile(r"TENSOR_MATCH: check_tensor\((?P<source>L\['self'\][^,\n]{0,500}\._parameters\['\w{1,200}'\]), "
@@ -122,7 +122,7 @@ def other_model_advice(steps: list[tuple[RecompileStep, Compile]], texts: Compil
         step_settings: list[str] = []
         if old_entry is not None and (old_said := _settings(old_entry)) != (new_said := _settings(entry)):
             # (each compile's own: what the other had and it lacked tells the two torch.compile calls apart)
-            step_settings = [SETTINGS_WORDS[kind].format(cid=cid) for cid, said, other in
+            step_settings = [SETTINGS_WORDS[kind].format(cid=compilation_label(cid)) for cid, said, other in
                              ((guarded, old_said, new_said), (step.compile_id, new_said, old_said))
                              for kind in sorted(said - other)]
             settings += step_settings
@@ -134,10 +134,11 @@ def other_model_advice(steps: list[tuple[RecompileStep, Compile]], texts: Compil
         for cid, dtype, call in ((guarded, old.pop(), old_call), (step.compile_id, new.pop(), new_call)):
             if cid not in ids:
                 ids.append(str(cid))
-                dtypes.append(f"{dtype} in {cid}")
+                dtypes.append(f"{dtype} in {compilation_label(cid)}")
                 if all(call.key != seen.key for seen in calls):
                     calls.append(call)
-    listed_ids = " and ".join(ids) if len(ids) == 2 else ", ".join(ids)
+    shown = [compilation_label(cid) or cid for cid in ids]  # (by compilation, as the steps read)
+    listed_ids = " and ".join(shown) if len(shown) == 2 else ", ".join(shown)
     if not two_models:
         return SELF_CAST_ADVICE.format(cls=cls, change=", ".join(changes), ids=listed_ids, calls=called_at_text(calls))
     return OTHER_MODEL_ADVICE.format(ids=listed_ids, cls=cls, calls=called_at_text(calls), dtypes=" and ".join(dtypes),

@@ -12,7 +12,7 @@ from ...model.trace import Compile
 from ...wording import and_list
 from ..compiled_frames import CompiledFrames, UsersNames
 from ..user_locations import FRAME_SOURCE, UserLocation, last_user_stack_frame, user_source_name
-from . import PASSED_ARGUMENTS, PinnedByTrees, RecompileStep, StateChange
+from . import PASSED_ARGUMENTS, PinnedByTrees, RecompileStep, StateChange, compilation_label
 
 # What each part of a failed GLOBAL_STATE guard ("GLOBAL_STATE changed: grad_mode ") is, in the API that sets it
 # (torch/csrc/dynamo/guards.cpp, GlobalStateGuard::reason).
@@ -194,7 +194,7 @@ def place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[s
         # One line only: the calls do not differ where the log can tell, so only the recompiles are named.
         named = [(loc, sorted(set(recompiled + (missed if len(lines) > 1 else [])), key=order.index))
                  for loc, recompiled, missed in lines.values()]
-        said = [f"{and_list(ids)} {'from' if i else ('was' if len(ids) == 1 else 'were') + ' called from'} {loc.short}"
+        said = [f"{and_list([compilation_label(cid) or cid for cid in ids])} {'from' if i else ('was' if len(ids) == 1 else 'were') + ' called from'} {loc.short}"
                 + (f" ({loc.code})" if loc.code else "") for i, (loc, ids) in enumerate(c for c in named if c[1])]
         where = f": {', '.join(said)}" if said else ""
         named_states = " and ".join(states) if states else "global state"
@@ -216,7 +216,7 @@ def _state_steps_said(steps: list[RecompileStep]) -> str:
     of the others, each that an older compile with its settings made (RecompileStep.same_settings: its guard, not
     the state, is what to fix), those the log cannot tell, and the rest, avoidable by one setting everywhere."""
     def ids_said(group: list[RecompileStep]) -> tuple[str, str]:
-        return and_list([st.compile_id for st in group]), "is" if len(group) == 1 else "are"
+        return and_list([st.compilation for st in group]), "is" if len(group) == 1 else "are"
 
     parts = []
     expected = [st for st in steps if st.expected in EXPECTED_SWITCH]
@@ -225,7 +225,7 @@ def _state_steps_said(steps: list[RecompileStep]) -> str:
     parts.append(STATE_EXPECTED_PART.format(ids=ids, is_=is_, its="its" if len(expected) == 1 else "their",
                                             why=switched))
     rest = [st for st in steps if st not in expected]
-    parts += [STATE_SAME_SETTINGS_PART.format(id=st.compile_id, same=st.same_settings.compile_id,
+    parts += [STATE_SAME_SETTINGS_PART.format(id=st.compilation, same=st.same_settings.compilation,
                                               guard=st.same_settings.shown)
               for st in rest if st.same_settings is not None]
     if unknown := [st for st in rest if st.same_settings is None and st.unknown_settings]:
@@ -269,6 +269,6 @@ def same_call_requires_grad(steps: list[tuple[RecompileStep, Compile]], by_id: d
     tensors = list(dict.fromkeys(user_source_name(g.tensor) for step, _ in ours for g in step.failed_guards if g.tensor))
     chained = here.code is not None and re.match(_CHAINED_CALL, here.code) is not None
     return SAME_CALL_REQUIRES_GRAD_ADVICE.format(
-        compiles=and_list(ids), function=function, where=here.short, code=f" (`{here.code.strip()}`)" if here.code else "",
+        compiles=and_list([compilation_label(cid) or cid for cid in ids]), function=function, where=here.short, code=f" (`{here.code.strip()}`)" if here.code else "",
         tensors=and_list([f"`{t}`" for t in tensors]), chained=CHAINED_CALL if chained else "", count=len(ids),
         first=tensors[0])

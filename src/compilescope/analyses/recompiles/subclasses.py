@@ -72,7 +72,7 @@ def subclass_guards(steps: list[tuple[RecompileStep, Compile]], texts: CompileTe
                 guard.metadata_before = _subclass_metadata(by_id.get(guard.compile_id or ""), source)
                 guard.metadata_after = _subclass_metadata(entry, source)
                 if guard is step.guard and line is not None:
-                    values = (f" ({guard.metadata_before} when {guard.compile_id} compiled, {guard.metadata_after} "
+                    values = (f" ({guard.metadata_before} when {guard.compilation} compiled, {guard.metadata_after} "
                               f"at this call)" if guard.metadata_before and guard.metadata_after else "")
                     advice = SUBCLASS_METADATA_ADVICE.format(name=f"`{guard.subclass_object}`", cls=guard.subclass,
                                                              values=values)
@@ -134,5 +134,5 @@ def dispatch_compiled_alone(trace: Trace, entries: list[Compile], compiled_frame
             cls = UNTRACED_OBJECT.search(text)
             return DISPATCH_ALONE_ADVICE.format(cls=cls["cls"] if cls else "the tensor subclass",
                                                 skipped=skipped.function, where=skipped.short,
-                                                compile_id=str(entry.compile_id))
+                                                compile_id=entry.compile_id.compilation)
     return None
