@@ -262,6 +262,7 @@ ADDED_IN_18 = {
     "analyses.recompiles.FrameRecompiles": ("runs", "named_apart"),
     "analyses.dynamic_shapes.SymbolCreated": ("guarded_value",),
     "analyses.recompiles.StateChange": ("users_name",),
+    "analyses.compile_summary.MetricGroups": ("elsewhere",),
 }
 
 

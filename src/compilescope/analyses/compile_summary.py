@@ -24,8 +24,8 @@ from .cudagraphs import CudaGraphCompile
 from .compile_errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak
 from .insights import Insights
-from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,
-                            metric_tracebacks)
+from .metric_values import (SHOWN_ELSEWHERE, STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricElsewhere,
+                            MetricTraceback, long_metric, metric_stack, metric_tracebacks)
 from .op_mutations import DroppedCall
 from .recompiles import BackwardGraph, FailedGuard, RecompileStep, RenumberedOtherProcess
 from .status import BREAK, ERROR, MISSING, RESTARTED, STATUS_LABELS, compiled_attempts
@@ -116,6 +116,9 @@ class MetricGroups:
     long: dict[str, LongMetric] = field(default_factory=dict)  # values cut on the compile's page (metric_values.py)
     stacks: dict[str, list[Frame]] = field(default_factory=dict)  # the frames of each stack metric (STACK_METRICS)
     tracebacks: dict[str, list[MetricTraceback]] = field(default_factory=dict)  # each traceback metric's (TRACEBACK_METRICS)
+    # long values cut on every page that shows the record, the compile's and the record's own: the report shows them
+    # whole on their artifacts' pages (metric_values.SHOWN_ELSEWHERE)
+    elsewhere: dict[str, MetricElsewhere] = field(default_factory=dict)
 
 
 @dataclass
@@ -314,14 +317,14 @@ class MetricRows(Sequence[tuple[str, Any]]):
 
 class _Shared:
     """What the summaries of one log share: each distinct tuple of a group's names, and the cut of each long
-    text value (the config dumps every record repeats are one object: model/builder.py share_long_texts)."""
+    text or list value (the config dumps every record repeats are one object: model/builder.py share_long_texts)."""
 
     def __init__(self) -> None:
         self.names: dict[tuple[str, ...], tuple[str, ...]] = {}
-        self.cuts: dict[int, tuple[str, LongMetric | None]] = {}  # id(text) -> (text, its cut): text kept alive
+        self.cuts: dict[int, tuple[Any, LongMetric | None]] = {}  # id(value) -> (value, its cut): value kept alive
 
     def long_metric(self, value: Any) -> LongMetric | None:
-        if type(value) is not str:
+        if type(value) is not str and type(value) is not list:  # (a list: inductor_provenance, cut for two uses)
             return long_metric(value)
         found = self.cuts.get(id(value))
         if found is None:
@@ -329,8 +332,10 @@ class _Shared:
         return found[1]
 
 
-def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False, shared: _Shared | None = None) -> MetricGroups:
-    """The metrics by group; with cut_long, the head and size of each value too long for the compile's page."""
+def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False, shared: _Shared | None = None,
+                  record: tuple[Compile, int] | None = None) -> MetricGroups:
+    """The metrics by group; with cut_long, the head and size of each value too long for the compile's page. record:
+    the compile and the number of the metrics record, to find the long values its other artifacts hold."""
     result = MetricGroups()
     groups: dict[str, list[str]] = {name: [] for name, _ in _METRIC_GROUPS}
     groups["Other"] = []
@@ -344,6 +349,8 @@ def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False, shared: _S
         group = next((name for name, match in _METRIC_GROUPS if match(key)), "Other")
         groups[group].append(key)
     shared = shared or _Shared()
+    if record is not None:
+        result.elsewhere = _shown_elsewhere(metrics, *record, shared)
     for name, names in groups.items():
         if names:
             kept = shared.names.setdefault(tuple(names), tuple(names))
@@ -354,9 +361,26 @@ def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False, shared: _S
                          if key not in LEADING_KEYS and (tracebacks := metric_tracebacks(metrics.get(key))) is not None}
     if cut_long:  # (a stack is shown whole, as every page shows a stack: a traceback's frames too, its text folded)
         result.long = {key: cut for names in groups.values() for key in names
-                       if key not in result.stacks and key not in result.tracebacks
+                       if key not in result.stacks and key not in result.tracebacks and key not in result.elsewhere
                        and (cut := shared.long_metric(metrics[key])) is not None}
     return result
+
+
+def _shown_elsewhere(metrics: Mapping[str, Any], entry: Compile, number: int,
+                     shared: _Shared) -> dict[str, MetricElsewhere]:
+    """The long values of the metrics record `number` that the compile's artifacts logged with it hold: those after
+    its previous metrics record and before it (a compile's backward graph is often compiled at its first run, after
+    the compile's record, and its kernels are in the backward's record)."""
+    found = {}
+    for key, name in SHOWN_ELSEWHERE.items():
+        if key not in metrics:
+            continue
+        after = max((a.number for a in entry.artifacts if a.display == METRICS and a.number < number), default=-1)
+        holders = [a.number for a in entry.artifacts if a.name == name and after < a.number < number]
+        # (none logged: the record is the only place that shows it, whole)
+        if holders and (cut := shared.long_metric(metrics[key])) is not None:
+            found[key] = MetricElsewhere(cut=cut, name=name, artifacts=holders)
+    return found
 
 
 # What a runtime metrics record times (torch/_dynamo/utils.py, at a compiled graph's run), in the words the pages use.
@@ -438,11 +462,17 @@ def runtime_records_owners(trace: Trace) -> list[RuntimeRecordsOwner]:
     return owners
 
 
+def _metrics_record(entry: Compile) -> tuple[Compile, int] | None:
+    """The compile and the number of its compilation_metrics record, the last one (its metrics; None: it has none)."""
+    number = next((a.number for a in reversed(entry.artifacts) if a.kind == "compilation_metrics"), None)
+    return (entry, number) if number is not None else None
+
+
 def metric_pages(trace: Trace) -> dict[int, MetricGroups]:
     """The groups of each metrics page no compile summary leads with, by artifact number: the backward's and runtime
     records, and the compilation metrics outside any compile id (strict torch.export's). Whole: a page of its own."""
-    return {a.number: metric_groups(a.data or {}) for entry in trace.compiles.values() for a in entry.artifacts
-            if a.display == METRICS and (a.kind != "compilation_metrics" or entry.compile_id is None)}
+    return {a.number: metric_groups(a.data or {}, record=(entry, a.number)) for entry in trace.compiles.values()
+            for a in entry.artifacts if a.display == METRICS and (a.kind != "compilation_metrics" or entry.compile_id is None)}
 
 
 def code_roles(entry: Compile) -> dict[int, str]:
@@ -623,7 +653,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             error=error, wraps=wrapped_function(trace, entry), graph_breaks=graph_breaks, restart_reasons=restarts,
             recompile=guards.get(compilation),
             code_roles=code_roles(entry), runtime_records=runtime_records(entry),
-            metrics=metric_groups(metrics, cut_long=True, shared=shared),
+            metrics=metric_groups(metrics, cut_long=True, shared=shared, record=_metrics_record(entry)),
         )
         if (step := recompile_steps.get(compilation)) is not None:
             _add_recompile_notes(summary, step)

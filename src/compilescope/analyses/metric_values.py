@@ -6,6 +6,8 @@ size and a link to the full record. Measured on the GPT-2 CUDA log (gpu-torch211
 inductor_provenance 2-830 KB (kernel stack traces, also on the provenance page), inductor_config 22 KB,
 graph_node_shapes 10-11 KB, dynamo_config 4.7 KB; the longest value worth reading there whole,
 triton_kernel_compile_times_us (which kernels took long to compile), is 2 KB, a stack or restart reason under 1 KB.
+A value the report shows whole elsewhere (SHOWN_ELSEWHERE) is cut on its metrics page too, with a link there: GPT-2's
+backward metrics page was 501 KB, 453 KB of it inductor_provenance escaped (tlparse's page shows neither).
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ _FRAME_LINE = '  File "'  # a frame, as Python indents it (user_locations.TRACEB
 _FRAME_CODE = "    "  # a frame's code and carets; Python's "  [Previous line repeated N more times]" is skipped too
 _REPEATED = lazy_compile(r"  \[Previous line repeated \d+ more times?\]")
 _CARETS = lazy_compile(r"\s*[~^]+\s*")
+# Metrics that hold what torch also logs as an artifact of the compile, by that artifact's name: the report shows
+# those whole (inductor_provenance, a list of the kernels' stack traces, one JSON text per graph compiled, is what
+# torch/_inductor logs as inductor_provenance_tracking_kernel_stack_traces: its pages and the provenance page).
+SHOWN_ELSEWHERE = {"inductor_provenance": "inductor_provenance_tracking_kernel_stack_traces"}
 
 
 @dataclass(slots=True)
@@ -81,6 +87,15 @@ class LongMetric:
     head: str
     chars: int  # the length of the whole text
     items: int | None  # entries of a list or dict, None for text
+
+
+@dataclass(slots=True)
+class MetricElsewhere:
+    """A long value the report shows whole on other pages (SHOWN_ELSEWHERE): its head and size, and those pages."""
+
+    cut: LongMetric
+    name: str  # the artifacts' name (SHOWN_ELSEWHERE)
+    artifacts: list[int]  # the numbers of the compile's artifacts that hold it (logged with the record, before it)
 
 
 def is_structured(value: Any) -> bool:

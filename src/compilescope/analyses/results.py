@@ -39,7 +39,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 18
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "718f8d3597fafa71"
+RESULTS_FINGERPRINT = "c9e0caf6036afcee"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -77,11 +77,13 @@ RESULTS_ADDED = {
     18: "the user's function a recompiled wrapper frame passes its arguments on to, which names the frame "
         "(FrameRecompiles.runs: torch.no_grad's decorator compiled as torch's inner); "
         "the value a failed guard compared a number with where the recompile made that number a symbol, so that the "
-        "symbol's value is shown apart from it (SymbolCreated.guarded_value); and a value that also changed "
+        "symbol's value is shown apart from it (SymbolCreated.guarded_value); a value that also changed "
         "in a wrapper frame, in the user's words (StateChange.users_name: cache.layers[0].is_initialized for "
         "transformers' kwargs['cache'].layers[0].is_initialized); the first compile id that names a frame apart from "
         "another of the same code's name, file and first line (FrameRecompiles.named_apart: the two resume functions "
-        "of a graph break at an `if`)",
+        "of a graph break at an `if`); and the long metric values the report shows "
+        "whole on other pages, cut on the metrics pages with links there (MetricGroups.elsewhere: "
+        "inductor_provenance, the kernels' stack traces)",
 }
 
 

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from ...analyses.results import Results
 from ...analyses.compile_summary import RUNTIME_METRICS, RuntimeRecordsOwner
+from ...analyses.metric_values import MetricElsewhere
 from ...analyses.stack_trie import StackTrieNode
 from ...model.stats import OUTCOMES
 from ...model.ids import compile_id_key
@@ -112,8 +113,9 @@ class Page:
             "line_link": self.line_link,
             "source_files": results.sources.files,
             "transformed_url": lambda c: transformed_url(c.dir_name) if c.dir_name in results.transformed else None,
-            "metric_rows": lambda rows, long=None, full_url=None, stacks=None, root="", tracebacks=None: metric_rows_html(
-                rows, long, full_url, stacks, root, self.frame_link, tracebacks),
+            "metric_rows": lambda rows, long=None, full_url=None, stacks=None, root="", tracebacks=None, elsewhere=None,
+            c=None: metric_rows_html(rows, long, full_url, stacks, root, self.frame_link, tracebacks, elsewhere,
+                                     lambda found: self.elsewhere_links(found, c, root)),
             "artifact_items": lambda artifacts, roles, root: artifact_items_html(artifacts, roles or {}, root, options),
             "artifact_link": lambda a, root: artifact_link_html(a, root, options),
             "stack_list_html": lambda frames, root: stack_list_html(frames, root, self.frame_link),  # macros.html
@@ -126,6 +128,21 @@ class Page:
         owners = results.runtime_records_owners
         self.records_filed_under = {id(o.filed_under): o for o in owners}
         self.records_compiled_in = {id(o.compiled): o for o in owners}
+
+    def elsewhere_links(self, found: MetricElsewhere, c: Compile | None, root: str) -> list[tuple[str, str]]:
+        """(url, label) of the pages that show a metric's value whole (MetricElsewhere): its artifacts' readable
+        pages (their files where they have none), then the compile's provenance page."""
+        if c is None:
+            return []
+        by_number = {a.number: a for a in c.artifacts}
+        links = []
+        for number in found.artifacts:
+            a = by_number[number]
+            url = readable_url(a, self.options) or artifact_url(a, self.options)
+            links.append((root + url, url.rsplit("/", 1)[-1]))
+        if c.compile_id in self.results.provenance.compiles:
+            links.append((root + provenance_url(c.dir_name), "the provenance page"))
+        return links
 
     def summary_html(self, s: Any, c: Compile, code_urls: dict[int, str], root: str) -> Markup:
         """The compile summary (partials/compile_summary.html) of a compile's page, which its compilation metrics

@@ -17,9 +17,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from markupsafe import Markup, escape
 
 from ...analyses.graph_breaks.resume_names import function_label, function_title, resume_title
-from ...analyses.metric_values import LongMetric, MetricTraceback, is_structured, pretty_json
+from ...analyses.metric_values import LongMetric, MetricElsewhere, MetricTraceback, is_structured, pretty_json
 from ...model.trace import LINK, Artifact, Frame
-from ...wording import count
+from ...wording import and_list, count
 from ..content import chunked
 from ..options import LineLink, ReportOptions, artifact_file_name, artifact_url, safe_link_url
 
@@ -136,19 +136,25 @@ def joined(pieces: Iterable[str], size: int) -> Iterator[str]:
 def metric_rows_html(rows: Iterable[tuple[str, Any]], long: Mapping[str, LongMetric] | None = None,
                      full_url: str | None = None, stacks: Mapping[str, list[Frame]] | None = None, root: str = "",
                      frame_link: Callable[[Frame], LineLink | None] = lambda frame: None,
-                     tracebacks: Mapping[str, list[MetricTraceback]] | None = None) -> Markup:
+                     tracebacks: Mapping[str, list[MetricTraceback]] | None = None,
+                     elsewhere: Mapping[str, MetricElsewhere] | None = None,
+                     elsewhere_links: Callable[[MetricElsewhere], list[tuple[str, str]]] = lambda found: []) -> Markup:
     """A metrics table's rows: a compile id logs about a hundred metrics.
 
     With `long` and `full_url` (a compile's page), a value in `long` is shown as its head, its size and a link to
     full_url, the page that shows every value whole. A value in `stacks` is shown as its frames, as stack_list_html
-    shows a stack (root, frame_link: as there); one in `tracebacks` as traceback_html shows it."""
+    shows a stack (root, frame_link: as there); one in `tracebacks` as traceback_html shows it. One in `elsewhere` is
+    shown as its head, its size and links to the pages that show it whole: elsewhere_links, (url, label) each."""
     out = []
     for key, value in rows:
         cut = long.get(key) if long and full_url else None
         frames = stacks.get(key) if stacks else None
         parsed = tracebacks.get(key) if tracebacks else None
+        home = elsewhere.get(key) if elsewhere else None
         shown: str
-        if frames is not None:
+        if home is not None:
+            shown = _elsewhere_metric_html(home, is_structured(value), elsewhere_links(home))
+        elif frames is not None:
             shown = stack_list_html(frames, root, frame_link)
         elif parsed is not None:
             shown = "".join(traceback_html(t, root, frame_link, full_url) for t in parsed)
@@ -165,11 +171,25 @@ def metric_rows_html(rows: Iterable[tuple[str, Any]], long: Mapping[str, LongMet
 
 
 def _cut_metric_html(cut: LongMetric, structured: bool, full_url: str) -> str:
-    head = f"<pre>{html_text(cut.head)}\n\u2026</pre>" if structured else f"{html_text(cut.head)}\u2026"
-    size = (f"{count(cut.items, 'entry', 'entries')} ({cut.chars:,} characters as JSON)" if cut.items is not None
+    return (f'{_cut_head_html(cut, structured)}<div class="muted metric-cut">{_cut_size(cut)}, the first '
+            f'{len(cut.head):,} characters shown: the whole value is on <a href="{html_text(full_url)}">the '
+            f"compilation metrics page</a>.</div>")
+
+
+def _elsewhere_metric_html(found: MetricElsewhere, structured: bool, links: list[tuple[str, str]]) -> str:
+    pages = and_list([f'<a href="{html_text(url)}">{html_text(label)}</a>' for url, label in links])
+    return (f'{_cut_head_html(found.cut, structured)}<div class="muted metric-cut">{_cut_size(found.cut)}, the first '
+            f"{len(found.cut.head):,} characters shown: torch logged the same as the compile's "
+            f"{html_text(found.name)}, shown whole on {pages}.</div>")
+
+
+def _cut_head_html(cut: LongMetric, structured: bool) -> str:
+    return f"<pre>{html_text(cut.head)}\n\u2026</pre>" if structured else f"{html_text(cut.head)}\u2026"
+
+
+def _cut_size(cut: LongMetric) -> str:
+    return (f"{count(cut.items, 'entry', 'entries')} ({cut.chars:,} characters as JSON)" if cut.items is not None
             else f"{cut.chars:,} characters")
-    return (f'{head}<div class="muted metric-cut">{size}, the first {len(cut.head):,} characters shown: the whole '
-            f'value is on <a href="{html_text(full_url)}">the compilation metrics page</a>.</div>')
 
 
 def artifact_link_html(a: Artifact, root: str, options: ReportOptions) -> Markup:
