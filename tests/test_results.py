@@ -263,6 +263,7 @@ ADDED_IN_18 = {
     "analyses.dynamic_shapes.SymbolCreated": ("guarded_value",),
     "analyses.recompiles.StateChange": ("users_name",),
     "analyses.compile_summary.MetricGroups": ("elsewhere",),
+    "analyses.transformed.TransformedCode": ("guards_inline",),
 }
 
 

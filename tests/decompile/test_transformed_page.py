@@ -191,3 +191,32 @@ def test_transformed_code_holds_its_compiles_graph_and_guards_as_the_log_wrote_t
     graph, guards = (f"{code.dir_name}/dynamo_output_graph_{code.graph_artifact.number}.txt",
                      f"{code.dir_name}/dynamo_cpp_guards_str_{code.guards_artifact.number}.txt")
     assert {graph, guards} <= linked and (out / graph).is_file() and (out / guards).is_file(), linked
+
+
+def test_a_guard_tree_of_hundreds_of_kb_is_linked_not_copied_onto_the_transformed_code_page(tmp_path):
+    """hf_llama: each compile's guard tree is 326 KB (1,158 lines, a check per parameter and buffer of the model),
+    and its transformed code page held it whole, folded: 91% of the page (408 KB), the same text as its guards page.
+    The page now links to that page only; a short tree (transformed_code.log's) stays on the page, folded."""
+    out = tmp_path / "out"
+    report(torch213("hf_llama.log.gz"), out)
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        codes = transformed_code(trace)
+        assert len(codes) == 5
+        for code in codes.values():
+            guards = code.guards_artifact
+            assert guards is not None and guards.payload is not None and guards.payload.length > 300_000
+            page = (out / code.dir_name / "transformed_code.html").read_text()
+            assert len(page) < 60_000, (code.dir_name, len(page))
+            assert not code.guards_inline
+            text = trace.payload_text(guards.payload)
+            assert text.splitlines()[3] not in page and "show the guards" not in page
+            said = re.search(r'<p id="tc-guards">This code runs only while its guards hold \((\d+) lines\): they are on '
+                             r'<a href="\.\./([^"]+)">the guards page</a>', page)
+            assert said and int(said[1]) == guards.payload.lines == text.count("\n") + (not text.endswith("\n"))
+            assert said[2] == f"{code.dir_name}/dynamo_cpp_guards_str_{guards.number}.txt"
+            assert (out / said[2]).read_text() == text
+    short = tmp_path / "short"
+    report(torch213("transformed_code.log"), short)
+    assert all(c.guards_inline for c in compilescope.analyze(torch213("transformed_code.log")).transformed.values())
+    page = (short / "-_1_0_1" / "transformed_code.html").read_text()
+    assert "<details><summary>show the guards</summary><pre>" in page and 'id="tc-guards"' not in page

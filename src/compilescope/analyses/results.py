@@ -39,7 +39,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 18
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "c9e0caf6036afcee"
+RESULTS_FINGERPRINT = "ae32795670905c2c"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -81,9 +81,10 @@ RESULTS_ADDED = {
         "in a wrapper frame, in the user's words (StateChange.users_name: cache.layers[0].is_initialized for "
         "transformers' kwargs['cache'].layers[0].is_initialized); the first compile id that names a frame apart from "
         "another of the same code's name, file and first line (FrameRecompiles.named_apart: the two resume functions "
-        "of a graph break at an `if`); and the long metric values the report shows "
+        "of a graph break at an `if`); the long metric values the report shows "
         "whole on other pages, cut on the metrics pages with links there (MetricGroups.elsewhere: "
-        "inductor_provenance, the kernels' stack traces)",
+        "inductor_provenance, the kernels' stack traces); and whether a transformed code page holds its guards or "
+        "links to them only (TransformedCode.guards_inline: a guard tree of hundreds of KB)",
 }
 
 

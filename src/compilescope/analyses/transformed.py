@@ -22,6 +22,7 @@ from .sources import SourceFile, Sources, line_anchor
 MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
 GUARDS = ("dynamo_cpp_guards_str", "dynamo_guards")
 GRAPH = "dynamo_output_graph"
+GUARDS_INLINE = 16384  # bytes of guards past which a transformed code page links to them only (a few hundred lines)
 _COMPILED_FN = lazy_compile(r"\b__compiled_fn_\w+")
 _COMPILED_FN_NAME = lazy_compile(r"__compiled_fn_\d+")
 # depyf's graph file titles (dump-src), and the artifacts that hold them (first present wins).
@@ -58,6 +59,9 @@ class TransformedCode:
     graph_artifact: Artifact | None  # the compile id's dynamo_output_graph, which __compiled_fn_* runs
     guards_artifact: Artifact | None  # the guards that let it run
     compiled_fns: list[str]
+    # whether its page holds the guards' text too (folded), or links only to their page: a model's guard tree is
+    # hundreds of KB (hf_llama's 326 KB, 91% of its transformed code pages' bytes), on its own page already
+    guards_inline: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "function": self.function, "decompiled": self.decompiled,
@@ -184,7 +188,8 @@ def transformed_code(trace: Trace) -> dict[str, TransformedCode]:
         found[entry.dir_name] = TransformedCode(
             str(entry.compile_id), entry.dir_name, name, source, ok, origin, note, frame,
             graph, guards,
-            sorted(set(_COMPILED_FN.findall(source))))
+            sorted(set(_COMPILED_FN.findall(source))),
+            guards_inline=guards is None or guards.payload is None or guards.payload.length <= GUARDS_INLINE)
     return found
 
 

@@ -47,7 +47,9 @@ def _page(page: Page, code: TransformedCode) -> bytes:
         f'{escape(row.text) if row.text is not None else _unquoted(row.first, row.last)}</div>'
         for row in rows)) if source_page else None
     artifact = code.guards_artifact
-    guards = ({"url": "../" + artifact_url(artifact, page.options), "text": page.trace.payload_text(artifact.payload)}
+    guards = ({"url": "../" + artifact_url(artifact, page.options),
+               "text": page.trace.payload_text(artifact.payload) if code.guards_inline else None,
+               "lines": artifact.payload.lines if artifact.payload is not None else 0}
               if artifact is not None else None)
     return page.render_bytes("transformed.html", "../", t=code, code_html=_linked_source(page, code), original=original,
                        source_page=source_page, guards=guards)
