@@ -368,7 +368,9 @@ def test_a_tensor_the_users_call_passes_positionally_to_a_librarys_forward_is_pl
     assert (step.guard.tensor, step.guard.location_kind, step.guard.location.short) == (
         "x", "call", "library_args.py:24")
     (advice,) = forward.advice
-    assert "(x at index 0, passed in by the call at library_args.py:24)" in advice
+    # (the user's own name for it: `t`, forward's only argument after self)
+    assert ("(t at index 0, passed in by the call at library_args.py:24 as forward's x): mark that dimension dynamic "
+            "with torch._dynamo.mark_dynamic(t, 0)") in advice
 
 
 def test_a_call_split_over_lines_may_pass_any_argument():
@@ -378,7 +380,7 @@ def test_a_call_split_over_lines_may_pass_any_argument():
     assert _line(program, 28) == "out = cm(torch.randn(n, 4),"
     forward = _frames(torch213("library_args_multiline.log.gz"))["forward"]
     assert [(s.guard.tensor, s.guard.location_kind, s.guard.location.short) for s in forward.steps] == [
-        ("x", "call", "library_args.py:28")]
+        ("x", "argument", "library_args.py:28")]
 
 
 def test_a_users_tensor_a_librarys_forward_passes_on_is_not_said_to_be_the_librarys():
@@ -397,6 +399,45 @@ def test_a_users_tensor_a_librarys_forward_passes_on_is_not_said_to_be_the_libra
     assert ("made and carried across the graph break into the rest of loss3 after its graph break at line 15 "
             "(__init__.py:15, library code)") in advice
     assert "torch_dynamo_resume_in" not in advice
+
+
+def test_a_positional_argument_is_marked_dynamic_by_the_users_name_for_it():
+    # library_args.py (target): `cm(x, t)`, line 26, into Net3's `forward(self, x, target)`: the user has no `target`,
+    # their tensor is t (the guard tree reads target as local 2, after self: the call's second argument). loss3,
+    # compiled apart, gets t from forward's `return loss3(out, target)` (the graph break's traceback): t too.
+    program = PROGRAMS_213 / "library_args.py"
+    assert _line(program, 26) == "out = cm(x, t)"
+    frames = _frames(torch213("library_args_target.log.gz"))
+    (forward_advice,) = frames["forward"].advice
+    assert ("(t at index 0, passed in by the call at library_args.py:26 as forward's target): mark that dimension "
+            "dynamic with torch._dynamo.mark_dynamic(t, 0)") in forward_advice
+    (step,) = frames["forward"].steps
+    assert step.guard.location_label == "t (forward's target) passed in by the call at"
+    (loss3_advice,) = frames["loss3"].advice
+    assert ("(t at index 0, passed in by the call at library_args.py:26 as loss3's target, which forward passes on)"
+            in loss3_advice and "mark_dynamic(t, 0)" in loss3_advice)
+    (step,) = frames["loss3"].steps
+    assert step.guard.location_label == "t (loss3's target, which forward passes on) passed in by the call at"
+    assert not any("mark_dynamic(target" in a for f in frames.values() for a in f.advice)
+
+
+def test_an_expression_a_call_split_over_lines_passes_is_said_by_its_place():
+    # library_args.py (multiline): `cm(torch.randn(n, 4),` / `target=t)`: forward's x is the call's first argument,
+    # an expression, not a tensor of the user's named x. loss2's pred is no argument of the call at all: Net2's
+    # forward makes it (`out = self.l(x)`, then `return loss2(target, out)`, as the graph break's traceback shows).
+    frames = _frames(torch213("library_args_multiline.log.gz"))
+    (forward_advice,) = frames["forward"].advice
+    assert ("(forward's x at index 0, the first argument of the call at library_args.py:28 (`torch.randn(n, 4)`))"
+            in forward_advice)
+    assert "mark_dynamic(x," not in forward_advice
+    (step,) = frames["forward"].steps
+    assert step.guard.location_label == "forward's x, the first argument of the call at"
+    (step,) = frames["loss2"].steps
+    assert (step.guard.tensor, step.guard.location_kind, step.guard.location.short) == (
+        "pred", "first_use", "__init__.py:8")
+    (loss2_advice,) = frames["loss2"].advice
+    assert "there is no tensor of yours named pred to mark dynamic" in loss2_advice
+    assert "passed in by the call" not in loss2_advice
 
 
 def test_a_keyword_argument_is_marked_dynamic_by_the_users_name_for_it():

@@ -162,6 +162,9 @@ class TreeLine(NamedTuple):
     cache: tuple[str, str] | None = None  # (source, class) of a transformers KV cache a GuardManager line guards
     block: tuple[str, str] | None = None  # (source, class) of a numbered module a line guards (_NUMBERED_MODULE)
     local: tuple[str, str] | None = None  # (source, full class) of a wrapper's local a GuardManager line types (WRAPPER_LOCALS)
+    # (name, index among the frame's locals) of the local a GuardManager line reads: `FrameLocalsGuardAccessor(key=
+    # 'target', framelocals_idx=2)`. One the tree reads on entering the frame is an argument (the rest are unbound).
+    argument: tuple[str, int] | None = None
 
 
 def _cache_class(line: str) -> str | None:
@@ -226,7 +229,7 @@ _MODULE_KEY_LENGTH = len(_MODULE_KEY)
 def _read_line(line: str) -> TreeLine | None:
     """What a guard tree's line says; None for a line that says none of it (most of a tree)."""
     site = guard_site_of(line)
-    pins = hooks = hook = module = tensor = cache = local = None
+    pins = hooks = hook = module = tensor = cache = local = argument = None
     # Each pattern is tried only on a line holding the text it needs (`TENSOR_MATCH: `, `GuardManager: source=`):
     # five searches per line were most of the time of reading a tree.
     if "_MATCH: " in line and (("EQUALS_MATCH: " in line or "TRUE_MATCH: " in line or "FALSE_MATCH: " in line)
@@ -252,6 +255,7 @@ def _read_line(line: str) -> TreeLine | None:
         at = line.find("source=L['")
         if at >= 0 and line.startswith(_WRAPPER_LOCAL_NAMES, at + len("source=L['")):
             local = _wrapper_local(line, at)
+        argument = _frame_local(line)
     tensor_class = (m["cls"] if _TENSOR_META in line and (m := _GLOBAL_GUARDED.search(line)) is not None else None)
     lengths = (tuple((m["source"] or m["empty"], int(m["n"]) if m["n"] else 0) for m in _LENGTH.finditer(line))
                if "LENGTH_CHECK: " in line or "DICT_LENGTH: " in line else ())
@@ -261,9 +265,43 @@ def _read_line(line: str) -> TreeLine | None:
              and _names_a_numbered_module(line) and (m := _NUMBERED_MODULE.search(line)) is not None else None)
     if site is None and pins is None and hooks is None and hook is None and module is None and not lengths \
             and closure is None and tensor_class is None and tensor is None and cache is None and block is None \
-            and local is None:
+            and local is None and argument is None:
         return None
-    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class, tensor, cache, block, local)
+    return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class, tensor, cache, block, local,
+                    argument)
+
+
+_FRAME_LOCAL = "FrameLocalsGuardAccessor(key='"
+_FRAME_LOCAL_INDEX = "', framelocals_idx="
+
+
+def _frame_local(line: str) -> tuple[str, int] | None:
+    """(name, index) of the frame's local a GuardManager line reads through FrameLocalsGuardAccessor (string
+    searches: most lines of a tree read none)."""
+    at = line.find(_FRAME_LOCAL)
+    if at < 0:
+        return None
+    at += len(_FRAME_LOCAL)
+    end = line.find(_FRAME_LOCAL_INDEX, at, at + 300)
+    close = line.find(")", end, end + 30) if end >= 0 else -1
+    name, digits = line[at:end], line[end + len(_FRAME_LOCAL_INDEX):close]
+    return (name, int(digits)) if close >= 0 and name.isidentifier() and digits.isdecimal() else None
+
+
+def tree_argument_position(tree: GuardTree, name: str) -> int | None:
+    """Where among its call's positional arguments the frame's argument `name` is, by the frame's own order (its
+    locals' indices): a method's call passes its `self` unseen (`cm(x, t)` into `forward(self, x, target)`: target
+    is at 1). None where the tree reads no local 0, so whether one is bound is not known, or reads no local name."""
+    indices = dict(line.argument for line in tree.lines if line.argument is not None)
+    first = next((local for local, index in indices.items() if index == 0), None)
+    if name not in indices or first is None:
+        return None
+    return indices[name] - 1 if first == "self" else indices[name]
+
+
+def tree_reads_local(tree: GuardTree, name: str) -> bool:
+    """Whether the tree reads the frame's local name on entering it: one of the frame's arguments."""
+    return any(line.argument is not None and line.argument[0] == name for line in tree.lines)
 
 
 class GuardTree(NamedTuple):

@@ -10,7 +10,7 @@ import ast
 import functools
 import os
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..lazy_regex import lazy_compile
 from ..model.trace import Frame
@@ -422,3 +422,73 @@ def last_user_stack_frame(stack: list | None) -> UserLocation | None:
         if not is_framework_file(loc.filename):
             return loc
     return None
+
+
+def _outer_calls(tree: ast.AST) -> list[ast.Call]:
+    """The calls of a statement that are not in another call's arguments (`cm(x, t.float())`: cm's alone;
+    `model(x).sum()`: both)."""
+    inner = {id(node) for call in ast.walk(tree) if isinstance(call, ast.Call)
+             for arg in [*call.args, *call.keywords] for node in ast.walk(arg) if isinstance(node, ast.Call)}
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and id(node) not in inner]
+
+
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+class CallArgument(NamedTuple):
+    """What a call's line passes as one argument of the frame it calls: its text (`t`, `torch.randn(n, 4)`), the
+    name where it is one (`t`), and its position among the positional arguments (None: by keyword). (A NamedTuple:
+    a placement's working, never saved.)"""
+
+    text: str
+    name: str | None
+    position: int | None
+
+    @property
+    def ordinal(self) -> str:
+        """"the first argument", "the keyword argument target"."""
+        if self.position is None:
+            return "a keyword argument"
+        return f"the {ORDINALS[self.position]} argument" if self.position < len(ORDINALS) else \
+            f"argument {self.position + 1}"
+
+
+def call_argument(call_code: str | None, local: str, position: int | None,
+                  callee: str | None = None) -> CallArgument | None:
+    """What the call on a line (its text, from a stack) passes as the frame's argument `local`, at position among the
+    positional arguments where that is known (installed_guards.tree_argument_position): by keyword `local=`, else at
+    that position, in the
+    one call of the line that could pass it (callee: the function it calls, where its text names it: `loss3`). A
+    call whose first line alone the stack holds (`out = cm(torch.randn(n, 4),`) shows its first arguments, each whole
+    where a comma follows it. None where the line shows no such argument, a `*args` splat comes before it, or more
+    than one call could pass it."""
+    if call_code is None or len(call_code) > 500:
+        return None
+    text = call_code.strip()
+    shown_all = True
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        try:  # (the first line of a call split over lines: closed where it was cut)
+            tree = ast.parse(text + ")")
+        except (SyntaxError, ValueError):
+            return None
+        shown_all = text.endswith(",")
+    calls = [call for call in _outer_calls(tree)
+             if callee is None or (call.func.id if isinstance(call.func, ast.Name) else
+                                   call.func.attr if isinstance(call.func, ast.Attribute) else None) == callee]
+    found: list[CallArgument] = []
+    for call in calls:
+        keyword = next((kw.value for kw in call.keywords if kw.arg == local), None)
+        if keyword is not None:
+            found.append(CallArgument(ast.unparse(keyword), keyword.id if isinstance(keyword, ast.Name) else None,
+                                      None))
+            continue
+        # (the last argument of a cut line may go on on the next: `cm(a, b` / `.float())`)
+        cut = not shown_all and call.end_lineno == 1 and call.end_col_offset == len(text) + 1
+        shown = call.args[:-1] if cut else call.args
+        if position is None or position >= len(shown) or any(isinstance(a, ast.Starred) for a in shown[:position + 1]):
+            continue
+        arg = shown[position]
+        found.append(CallArgument(ast.unparse(arg), arg.id if isinstance(arg, ast.Name) else None, position))
+    return found[0] if len(found) == 1 else None

@@ -12,6 +12,8 @@ helpers their methods use; it imports none of its modules, which import it:
   analysis.py             recompiles(trace), the analysis: each frame's compiles, one step per recompile, its advice
   reasons.py              torch's recompile reasons read into failed guards, and the kind of change each guard checks
   placement.py            where the user's code meets each failed guard: a tensor's first use, the call that passed it
+  passed_on.py            which of the user's tensors a frame's argument is: their call's argument (`t` of `cm(x, t)`),
+                          passed on by the library's functions, or a value the library made
   advice.py               what to do about each kind of change, and the advice that names the sizes, bools and numbers
   settings.py             what else changed (a module's mode, requires_grad, a hook, grad mode), and whether each
                           recompile was expected or avoidable
@@ -106,6 +108,9 @@ LOCATION_KINDS = {
     # The compiled frame and the tensor's first use are both torch's (DDP's `inner`, a compiled module's wrapper):
     # the user's line that called it is where the tensor came in.
     "call": "{tensor} passed in by the call at",
+    # An expression the user's call passed (`cm(torch.randn(n, 4), ...)`), said by its place: "forward's x, the first
+    # argument of the call at".
+    "argument": "{tensor} of the call at",
     # How many arguments, or which keywords, a call of a library's frame passes (transformers' wrapped_func, whose
     # guard torch places in the decorator's own code): the user's call that passed them so.
     "arguments_call": "arguments passed by the call at",

@@ -20,6 +20,7 @@ from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_sta
 from .backward_and_resets import backward_graphs, compiled_afresh, renumbered_after_reset, renumbered_other_process
 from .lengths import length_advice, length_failures, length_history, mutations
 from .placement import known_files, place_argument_guards, place_failed_checks, place_size_one_guards
+from .passed_on import PassedOn
 from .reasons import ARTIFACT, parse_reason, reasons_payload
 from .settings import (HOOK_ADVICE, link_state_changes, mark_expected,
                        place_state_guards, same_call_requires_grad)
@@ -88,6 +89,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
     compiled_frames = CompiledFrames(trace)
     stack_values = stack_values if stack_values is not None else StackValues(trace)
     users_names = UsersNames(trace, guard_trees, compiled_frames)
+    passed_on = PassedOn(trace, compiled_frames, guard_trees)
     result: list[FrameRecompiles] = []
     attempts_of = _attempts(trace)
     frames = _frames(trace)
@@ -129,7 +131,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
         texts = CompileTexts(trace, entries, guard_trees)
         trees = PinnedByTrees(texts)
         sized_advice, sizes = place_failed_checks(steps, texts, code, known, compiled_frames, stack_values,
-                                                  users_names)
+                                                  users_names, passed_on)
         hooked = link_state_changes(steps, trees, users_names)
         mark_expected(steps, trees)
         by_id = {str(e.compile_id): e for e in entries}

@@ -18,6 +18,7 @@ from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled
                               is_clipped_torch_file, is_torch_file, last_user_stack_frame, passed_as, passed_by_call,
                               placed_at_call, user_source_name)
 from . import CompileTexts, FailedGuard, RecompileStep, SIZE_GUARD
+from .passed_on import Passed, PassedOn
 from .advice import (CACHE_ADVICE, CACHE_ADVICE_GENERATE, GENERATED_SIZE_ADVICE, library_size_advice,
                      marked_size_one_advice, marking_call, stack_size_advice)
 
@@ -74,7 +75,7 @@ def _in_generate(stack: list | None) -> bool:
 
 
 def _place_tensor_check(guard: FailedGuard, texts: CompileTexts, code: UserLocation | None,
-                        known: set[str], caller: UserLocation | None) -> str | None:
+                        known: set[str], caller: UserLocation | None, passed: Passed | None = None) -> str | None:
     """For a failed check of a tensor: its name, where the guarded compile first used it (where torch's own frame
     first used it in torch's code too: the user's line that called the frame, caller), and the KV cache holding
     it. Returns the source the guard tree names the tensor by (`L['x']`), when the tree has it."""
@@ -104,7 +105,7 @@ def _place_tensor_check(guard: FailedGuard, texts: CompileTexts, code: UserLocat
             if node is not None and not is_torch_file(node.path):
                 used, used_in_torch = UserLocation(node.path, node.line, node.function, node.code), False
         torch_frame = code is None or is_torch_file(code.filename)
-        passed_in = caller is not None and placed_at_call(code.filename if code is not None else None, guard.tensor,
+        passed_in = caller is not None and not (passed is not None and passed.made_by) and placed_at_call(code.filename if code is not None else None, guard.tensor,
                                                           used.filename if used is not None else None, caller.code,
                                                           code.function if code is not None else None)
         if used is not None and not used_in_torch and not passed_in:
@@ -126,7 +127,7 @@ def _place_tensor_check(guard: FailedGuard, texts: CompileTexts, code: UserLocat
 def _place_tensor_check_once(guard: FailedGuard, texts: CompileTexts, code: UserLocation | None, known: set[str],
                              caller: UserLocation | None,
                              placed: dict[tuple[str | None, str, tuple[str, int] | None],
-                                          tuple[str | None, FailedGuard]]) -> str | None:
+                                          tuple[str | None, FailedGuard]], passed: Passed | None) -> str | None:
     """_place_tensor_check, for a check of a tensor that compile and caller placed before: as that one was placed."""
     m = re.match(_TENSOR_CHECK, guard.guard)
     if m is None:
@@ -135,7 +136,7 @@ def _place_tensor_check_once(guard: FailedGuard, texts: CompileTexts, code: User
     known_placement = placed.get(key)
     if known_placement is None:
         unplaced = guard.location is None
-        source = _place_tensor_check(guard, texts, code, known, caller)
+        source = _place_tensor_check(guard, texts, code, known, caller, passed)
         if unplaced:  # (a check whose text named its line keeps it: not one to place others by)
             placed[key] = (source, guard)
         return source
@@ -148,24 +149,30 @@ def _place_tensor_check_once(guard: FailedGuard, texts: CompileTexts, code: User
 
 
 def _made_by_library(guard: FailedGuard, tensor: str, code: UserLocation | None, entry: Compile,
-                     compiled_frames: CompiledFrames) -> bool:
+                     compiled_frames: CompiledFrames, passed: Passed | None) -> bool:
     """A size check of a value the library made: an argument, not passed by the user's call, of a frame not the user's
-    that the library's code called while it ran compiled (transformers' output dataclass __init__'s `logits`)."""
+    that the library's code called while it ran compiled (transformers' output dataclass __init__'s `logits`; loss2's
+    pred, forward's own `out`, where the user's call is cut on its stack: passed says so)."""
     caller = compiled_frames.called_from(entry.compile_id)
-    return (code is not None and code_origin(code.filename) is not None and guard.location_kind != "call"
-            and caller is not None and not passed_by_call(caller.code, tensor, code.function)
+    not_passed = (passed.made_by is not None if passed is not None
+                  else caller is not None and not passed_by_call(caller.code, tensor, code.function if code else None))
+    return (code is not None and code_origin(code.filename) is not None
+            and guard.location_kind not in ("call", "argument")
+            and caller is not None and not_passed
             and called_inside_compiled_code(compiled_frames.stack(entry.compile_id)))
 
 
 def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: CompileTexts, code: UserLocation | None,
                          known: set[str], compiled_frames: CompiledFrames, stack_values: StackValues,
-                         names: UsersNames) -> tuple[list[str], list[tuple[str, str, str]]]:
+                         names: UsersNames, passed_on: PassedOn) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Places each failed guard (unclipped paths; for a check of a tensor, where the guarded compile first used it)
     and a size's symbol in the recompile that made it dynamic. Returns the advice for KV caches that grew and for
     sizes marked dynamic that torch kept static (a first call's size of 0 or 1) or that transformers' generate() made,
     and the other sizes that changed: (tensor, dim, where the user's call passed it in, or ""). Where the frame is a
     wrapper (names), a tensor is said as the user names it: `input_ids` for the wrapper's kwargs['input_ids']; the
-    guard's own text stays torch's."""
+    guard's own text stays torch's. A tensor the user's call passed under another name is said by theirs
+    (passed_on: `t`, where `cm(x, t)` passes it as forward's target), or by its place in the call where an expression
+    passed it ("the first argument of the call at prog.py:28")."""
     cache_advice: list[str] = []
     sizes: list[tuple[str, str, str]] = []
     generated: list[str] = []  # the sizes of inputs transformers' generate() made and passed: "kwargs['input_ids'] at index 1"
@@ -177,7 +184,10 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
     for step, entry in steps:
         caller = compiled_frames.called_from(entry.compile_id)
         for guard in step.failed_guards:
-            source = _place_tensor_check_once(guard, texts, code, known, caller, placed)
+            checked = re.match(_TENSOR_CHECK, guard.guard) if guard is step.guard else None
+            passed_by = (passed_on.of(entry, code, checked["tensor"]) if checked and checked["tensor"].isidentifier()
+                         else None)
+            source = _place_tensor_check_once(guard, texts, code, known, caller, placed, passed_by)
             if guard is not step.guard:  # (the newest entry's guard is what the step says of its sizes)
                 source = None
             _unclip(guard, known)
@@ -220,7 +230,8 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                 said = f"{guard.tensor_text or size['tensor']} at index {size['dim']}"
                 if said not in generated:
                     generated.append(said)
-            elif guard.cache_class is None and _made_by_library(guard, size["tensor"], code, entry, compiled_frames):
+            elif guard.cache_class is None and _made_by_library(guard, size["tensor"], code, entry, compiled_frames,
+                                                                passed_by):
                 # (the library's own tensor, logits: no name of the user's to mark dynamic)
                 advice = library_size_advice(guard.tensor_text or size["tensor"], size["dim"], code, caller,
                                              bool(step.dynamic_symbol))
@@ -229,10 +240,12 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
             elif guard.cache_class is None:
                 # An argument the user's call passed (args[1]): which call, as they know it by its line
                 passed = f", passed in by the call at {guard.location.short}" if (
-                    guard.location_kind == "call" and guard.location is not None) else ""
+                    guard.location_kind in ("call", "argument") and guard.location is not None) else ""
                 # (named as the user's line names it: `ids`, where the call passes `input_ids=ids`)
                 tensor = (passed_as(guard.location.code, size["tensor"]) if passed and guard.location is not None
                           else None) or guard.tensor_text or size["tensor"]
+                if passed and passed_by is not None and passed_by.argument is not None and guard.location is not None:
+                    tensor, passed = _say_passed(guard, passed_by, code, size["tensor"], guard.location)
                 if not any(t == tensor and d == size["dim"] for t, d, _ in sizes):
                     sizes.append((tensor, size["dim"], passed))
             elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
@@ -242,6 +255,26 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                     cache_advice.append(advice)
     generated_advice = [GENERATED_SIZE_ADVICE.format(inputs="; ".join(generated))] if generated else []
     return cache_advice + generated_advice + list(dict.fromkeys(marked)), sizes
+
+
+def _say_passed(guard: FailedGuard, passed: Passed, code: UserLocation | None, local: str,
+                call: UserLocation) -> tuple[str, str]:
+    """The tensor the user's call passed as the frame's argument local, in their words, for the advice: (the tensor,
+    where: ", passed in by the call at prog.py:26 as forward's target"); the failed check's line says it so too
+    (tensor_text, location_kind). A name of theirs is the tensor to mark dynamic (`t`); an expression
+    (`torch.randn(n, 4)`) is said by its place in the call, the tensor passed there."""
+    argument = passed.argument
+    assert argument is not None
+    function = (code.function if code is not None else None) or "the function"
+    own = f"{function}'s {local}"
+    on = f", which {' and '.join(passed.through)} passes on" if passed.through else ""
+    if argument.name is not None and argument.name == local and not passed.through:
+        return local, f", passed in by the call at {call.short}"
+    if argument.name is not None:
+        guard.tensor_text = f"{argument.name} ({own}{on})"
+        return argument.name, f", passed in by the call at {call.short} as {own}{on}"
+    guard.tensor_text, guard.location_kind = f"{own}{on}, {argument.ordinal}", "argument"
+    return own, f"{on}, {argument.ordinal} of the call at {call.short} (`{argument.text}`)"
 
 
 def _name_as_the_user(guard: FailedGuard, entry: Compile, names: UsersNames) -> None:

@@ -1,0 +1,104 @@
+"""Which of the user's tensors a compiled frame's argument is: the argument their call passed (`t`, where `cm(x, t)`
+calls `forward(self, x, target)`), or one a library function compiled around it passed on to a frame compiled apart
+(forward's `return loss3(out, target)`: loss3's target is the user's t; its pred is forward's `out`, made by the
+library). Read from the log: the call's text on the stack, the frames' argument order in their guard trees, and the
+library's call of the frame in the traceback of the graph break that compiled it apart."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ...model.ids import CompileId
+from ...model.payloads import PayloadRef
+from ...model.trace import Compile, Trace
+from ..compiled_frames import CompiledFrames
+from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
+from ..installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_argument_position, tree_reads_local
+from ..user_locations import CallArgument, UserLocation, call_argument, called_inside_compiled_code, section, traceback_frames
+
+_DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
+
+
+class Passed(NamedTuple):
+    """Where a frame's argument came from: the user's call's argument (argument, None where its text does not show
+    it), through the library functions that passed it on, outermost first (("forward",) for loss3's target); or
+    made_by: the library function whose own value it is (forward, for loss2's pred: its local `out`). (A NamedTuple:
+    a placement's working, never saved.)"""
+
+    argument: CallArgument | None
+    through: tuple[str, ...] = ()
+    made_by: str | None = None
+
+
+class PassedOn:
+    """Each frame's arguments traced back to the user's call; the log's graph break tracebacks and guard trees read
+    once for a report's recompiles, when a frame first asks."""
+
+    def __init__(self, trace: Trace, compiled_frames: CompiledFrames, guard_trees: GuardTrees) -> None:
+        self._trace = trace
+        self._compiled_frames = compiled_frames
+        self._guard_trees = guard_trees
+        # a frame's (compiled autograd id, frame id) -> the first of its guard trees (its arguments' order is its code's)
+        self._guards: dict[tuple, PayloadRef] | None = None
+        self._breaks: list[tuple[Compile, list[UserLocation]]] | None = None
+
+    def _read(self) -> tuple[dict[tuple, PayloadRef], list[tuple[Compile, list[UserLocation]]]]:
+        if self._guards is None or self._breaks is None:
+            self._guards, self._breaks = {}, []
+            for cid, entry in self._trace.compiles.items():
+                if cid is None:
+                    continue
+                for artifact in entry.artifacts:
+                    if artifact.payload is None:
+                        continue
+                    if artifact.name == GUARDS_ARTIFACT and _frame(cid) not in self._guards:
+                        self._guards[_frame(cid)] = artifact.payload
+                    elif artifact.name == GRAPH_BREAK_ARTIFACT:
+                        body = section(self._trace.payload_text(artifact.payload) or "", "User code traceback:")
+                        if body:
+                            self._breaks.append((entry, traceback_frames(body)))
+        return self._guards, self._breaks
+
+    def _tree(self, cid: CompileId) -> GuardTree | None:
+        payload = self._read()[0].get(_frame(cid))
+        return self._guard_trees.of(payload) if payload is not None else None
+
+    def of(self, entry: Compile, function: UserLocation | None, local: str, depth: int = 0) -> Passed | None:
+        """Where the frame's argument `local` came from (function: the frame's code); None where the log does not
+        show it."""
+        cid = entry.compile_id
+        # (a resume function's arguments are the locals it carries across a graph break: placed elsewhere)
+        if cid is None or function is None or depth > _DEPTH or (function.function or "").startswith(
+                "torch_dynamo_resume_in_"):
+            return None
+        breaks = self._read()[1]
+        tree = self._tree(cid)
+        if tree is None:
+            return None
+        if not called_inside_compiled_code(self._compiled_frames.stack(cid)):
+            caller = self._compiled_frames.called_from(cid)
+            found = call_argument(caller.code if caller is not None else None, local,
+                                  tree_argument_position(tree, local))
+            return Passed(found) if found is not None else None
+        # Called by the library's code that ran compiled: its line that called the frame is in the traceback of the
+        # graph break that left the frame to run apart (forward's `return loss3(out, target)`).
+        library = next(((broken, frames[i - 1]) for broken, frames in breaks for i in range(1, len(frames))
+                        if frames[i].filename == function.filename and frames[i].function == function.function
+                        and frames[i - 1].code), None)
+        if library is None:
+            return None
+        broken, line = library
+        found = call_argument(line.code, local, tree_argument_position(tree, local), function.function)
+        if found is None:
+            return None
+        outer_tree = self._tree(broken.compile_id) if broken.compile_id is not None else None
+        if outer_tree is None:
+            return None
+        if found.name is None or not tree_reads_local(outer_tree, found.name):
+            return Passed(None, made_by=line.function)  # (not an argument of the library's function: its own value)
+        outer = self.of(broken, line, found.name, depth + 1)
+        return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by) if outer else None
+
+
+def _frame(cid: CompileId) -> tuple:
+    return cid.compiled_autograd_id, cid.frame_id
