@@ -450,6 +450,26 @@ def test_a_keyword_argument_is_marked_dynamic_by_the_users_name_for_it():
     assert not any("mark_dynamic(input_ids" in a or "mark_dynamic(labels" in a for a in advice)
 
 
+def test_the_guards_added_are_listed_by_compilation_each_linking_the_attempt_that_compiled_it(tmp_path):
+    # gpt2_train: [1/1] restarted (attempt [1/1_1] compiled it) and both attempts added `s70*… > 1`: listed as [1/1]
+    # once, as the recompile steps say it, its link leading to [1/1_1]'s row; the JSON keeps the attempts.
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    with read_trace(str(log)) as trace:
+        lines = insights(trace).dynamic_shapes.guard_lines
+    [condition] = [c for p in lines for c in p.conditions if c.expr == "s70*Max(1, s70 - (Mod(s70, 8)) + 8) > 1"]
+    assert condition.compile_ids == ["[1/1]", "[1/1_1]"] and condition.compilations == ["[1/1]"]
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    shown = page[page.index("<strong>Guards added, by line</strong>"):]
+    shown = shown[:shown.index("</ul></li></ul>") if "</ul></li></ul>" in shown else len(shown)]
+    listed = re.findall(r'<span class="muted">((?:<a [^>]*>[^<]*</a>(?:, )?)+)</span>', shown)
+    links = [link for ids in listed for link in re.findall(r'href="#([^"]+)"[^>]*>([^<]*)</a>', ids)]
+    assert links and not [label for _, label in links if "_" in label]  # by compilation
+    anchors = set(re.findall(r'\bid="([^"]+)"', page))
+    assert all(target in anchors for target, _ in links)  # each leads to a row on the page
+    assert ("[1/1_1]", "[1/1]") in links
+
+
 def test_a_dtype_recompile_of_one_model_cast_is_not_said_to_be_two_models():
     # one_model_cast.py compiles one MLP, calls it at line 19, casts it with m.double() (line 20) and calls it at 21:
     # the guard trees are those two models of one class would give, and both lines call the same `c`.

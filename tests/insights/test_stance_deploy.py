@@ -114,6 +114,15 @@ def test_a_warm_start_into_an_empty_cache_says_the_kernels_were_compiled_again()
     assert "load_cache_artifacts" in again.detail and "TORCHINDUCTOR_CACHE_DIR" in again.detail
 
 
+def test_what_the_caches_served_is_said_by_compilation_as_the_other_findings_say_it():
+    # The warm start's hits are [0/0], [0/1], [2/0], [2/1] (the envelopes'); [0/0] and [0/1] compiled after Dynamo
+    # restarted them, so the cache served their attempts [0/0_1] and [0/1_1]: said as the compilations, once each.
+    ins = insights(read_trace(torch213(WARM)))
+    assert {"[0/0_1]", "[0/1_1]"} <= set(ins.caches.graphs_missing)  # (the attempts stay in the saved form)
+    [served] = [f for f in ins.findings if f.title.startswith("served from cache: ")]
+    assert served.title == f"served from cache: {', '.join(sorted(_hits(WARM)))}"
+
+
 def test_a_warm_run_sharing_the_cache_directory_is_not_told_so():
     # slow_compile_warm reused its cold run's directory: one compile_file in all, not a kernel compile per graph
     assert len(_kernel_compiles("slow_compile_warm.log.gz")) == 1 and len(_hits("slow_compile_warm.log.gz")) == 5

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from ..lazy_regex import lazy_compile
+from ..model.ids import compilation_key
 from ..model.payloads import json_object
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
@@ -265,8 +266,14 @@ class Caches:
 
     @property
     def served_labels(self) -> list[str]:
-        """The compile ids a cache served, each with how much of it where that was only part: "[0/0] (3 of 6 graphs)"."""
-        return [f"{cid} ({self.partly_served[cid]})" if cid in self.partly_served else cid for cid in self.graphs_missing]
+        """The compilations a cache served, each with how much of it where that was only part: "[0/0] (3 of 6 graphs)".
+        Said by compilation as the other findings say them ("[0/0]" for Dynamo's restarted attempt [0/0_1]: only the
+        attempt that compiled is served); graphs_missing keeps the attempts."""
+        labels: dict[str, str] = {}
+        for cid in self.graphs_missing:
+            shown = compilation_key(cid)
+            labels.setdefault(shown, f"{shown} ({self.partly_served[cid]})" if cid in self.partly_served else shown)
+        return list(labels.values())
 
     def hits(self) -> dict[str, int]:
         """Cache label -> number of hits (for the "served from cache" note)."""

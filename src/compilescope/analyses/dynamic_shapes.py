@@ -976,6 +976,13 @@ class GuardCondition:
     compile_ids: list[str]
     count: int  # times added (a compile may add the same guard twice)
 
+    @property
+    def compilations(self) -> list[str]:
+        """The compilations that added it, each once, as the other tables say them: "[1/1]" for gpt2_train's [1/1] and
+        its restarted attempt [1/1_1], which both added `s70*… > 1` (the report links each to the attempt that
+        compiled it). compile_ids keeps the attempts, for the JSON."""
+        return list(dict.fromkeys(compilation_key(cid) for cid in self.compile_ids))
+
     def to_json(self) -> dict[str, Any]:
         return {"expr": self.expr, "compile_ids": self.compile_ids, "count": self.count}
 
