@@ -438,6 +438,11 @@ def test_an_expression_a_call_split_over_lines_passes_is_said_by_its_place():
     (loss2_advice,) = frames["loss2"].advice
     assert "there is no tensor of yours named pred to mark dynamic" in loss2_advice
     assert "passed in by the call" not in loss2_advice
+    # Dynamic shapes places pred's symbol by the same rule: where loss2 first uses it, not at the user's call.
+    with read_trace(str(torch213("library_args_multiline.log.gz"))) as trace:
+        sizes = insights(trace).dynamic_shapes.symbols
+    preds = [(s.passed_in, s.location.short) for s in sizes if s.source == "L['pred'].size()[0]"]
+    assert preds and set(preds) == {(False, "__init__.py:8")}  # (one for each attempt of [1/1])
 
 
 def test_a_keyword_argument_is_marked_dynamic_by_the_users_name_for_it():

@@ -27,6 +27,7 @@ from ..wording import count
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames, UsersNames
 from .installed_guards import GuardTrees
+from .passed_on import PassedOn
 from .stack_values import StackValues
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
                              export_call, exported_user_frame, placed_at_call, user_source_name)
@@ -496,6 +497,8 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None,
     stack_values = stack_values if stack_values is not None else StackValues(trace)
     frames = CompiledFrames(trace)
     names = UsersNames(trace, guard_trees, frames)
+    # (trees parsed only for a symbol of an argument of a library's frame: GuardTrees reads none until asked)
+    passed_on = PassedOn(trace, frames, guard_trees if guard_trees is not None else GuardTrees(trace))
     for entry in trace.sorted_compiles():
         key = entry.key
         if compiled_dynamic(entry):
@@ -507,7 +510,7 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None,
                 key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), source,
                 sym.get("kind") == "create_unbacked_symbol", *_location(sym),
                 source_text=_source_text(stack_values, entry, source, names), made_by=made_by(sym, entry.compile_id))
-            _place_at_call(created, frames, entry.compile_id)
+            _place_at_call(created, frames, entry.compile_id, passed_on)
             symbols.append(created)
         result.symbols.extend(symbols)
         for spec in entry.specializations:
@@ -531,10 +534,12 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None,
     return result
 
 
-def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: CompileId | None) -> None:
+def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: CompileId | None,
+                   passed_on: PassedOn) -> None:
     """Places a symbol made from an argument of a library's compiled frame, first used in the library's code (the
     user's ids, at transformers' output_capturing.py:332), at the user's call that passed it in (hf_llama.py:32), as
-    recompiles places the argument's failed check: user_locations.placed_at_call, one rule for both."""
+    recompiles places the argument's failed check: user_locations.placed_at_call and, for a frame the library's code
+    called, passed_on (loss2's pred, the library's own `out`, is not the call's), one rule for both."""
     if symbol.source is None or symbol.location is None or symbol.torch_location is not None or compile_id is None:
         return
     compiled = frames.compiled(compile_id)
@@ -542,7 +547,10 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
     if caller is not None and placed_at_call(compiled.filename if compiled is not None else None, symbol.source,
                                              symbol.location.filename, caller.code,
                                              compiled.function if compiled is not None else None):
-        symbol.location, symbol.passed_in = caller, True
+        local = symbol.source[3:symbol.source.find("']")] if symbol.source.startswith("L['") else ""
+        passed = passed_on.of(compile_id, compiled, local) if local.isidentifier() else None
+        if passed is None or passed.made_by is None:
+            symbol.location, symbol.passed_in = caller, True
 def _made_by(sym: dict) -> str | None:
     """The torch function that made an unbacked symbol: its Python stack's innermost ("local_scalar_dense" for
     .item(), "nonzero" for a boolean mask)."""

@@ -12,8 +12,6 @@ helpers their methods use; it imports none of its modules, which import it:
   analysis.py             recompiles(trace), the analysis: each frame's compiles, one step per recompile, its advice
   reasons.py              torch's recompile reasons read into failed guards, and the kind of change each guard checks
   placement.py            where the user's code meets each failed guard: a tensor's first use, the call that passed it
-  passed_on.py            which of the user's tensors a frame's argument is: their call's argument (`t` of `cm(x, t)`),
-                          passed on by the library's functions, or a value the library made
   advice.py               what to do about each kind of change, and the advice that names the sizes, bools and numbers
   settings.py             what else changed (a module's mode, requires_grad, a hook, grad mode), and whether each
                           recompile was expected or avoidable

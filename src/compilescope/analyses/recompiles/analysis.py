@@ -19,8 +19,8 @@ from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_sta
                      numpy_dtype_advice, parameter_guards, requires_grad_advice, resumed_size_advice, size_advice)
 from .backward_and_resets import backward_graphs, compiled_afresh, renumbered_after_reset, renumbered_other_process
 from .lengths import length_advice, length_failures, length_history, mutations
+from ..passed_on import PassedOn
 from .placement import known_files, place_argument_guards, place_failed_checks, place_size_one_guards
-from .passed_on import PassedOn
 from .reasons import ARTIFACT, parse_reason, reasons_payload
 from .settings import (HOOK_ADVICE, link_state_changes, mark_expected,
                        place_state_guards, same_call_requires_grad)

@@ -12,13 +12,13 @@ from ...model.trace import Compile, Trace
 from ...wording import possessive
 from ..compiled_frames import CompiledFrames, UsersNames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
+from ..passed_on import Passed, PassedOn
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled_code, code_origin,
                               is_clipped_torch_file, is_torch_file, last_user_stack_frame, passed_as, passed_by_call,
                               placed_at_call, user_source_name)
 from . import CompileTexts, FailedGuard, RecompileStep, SIZE_GUARD
-from .passed_on import Passed, PassedOn
 from .advice import (CACHE_ADVICE, CACHE_ADVICE_GENERATE, GENERATED_SIZE_ADVICE, library_size_advice,
                      marked_size_one_advice, marking_call, stack_size_advice)
 
@@ -185,7 +185,7 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
         caller = compiled_frames.called_from(entry.compile_id)
         for guard in step.failed_guards:
             checked = re.match(_TENSOR_CHECK, guard.guard) if guard is step.guard else None
-            passed_by = (passed_on.of(entry, code, checked["tensor"]) if checked and checked["tensor"].isidentifier()
+            passed_by = (passed_on.of(entry.compile_id, code, checked["tensor"]) if checked and checked["tensor"].isidentifier()
                          else None)
             source = _place_tensor_check_once(guard, texts, code, known, caller, placed, passed_by)
             if guard is not step.guard:  # (the newest entry's guard is what the step says of its sizes)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ...model.ids import CompileId
-from ...model.payloads import PayloadRef
-from ...model.trace import Compile, Trace
-from ..compiled_frames import CompiledFrames
-from ..graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
-from ..installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_argument_position, tree_reads_local
-from ..user_locations import CallArgument, UserLocation, call_argument, called_inside_compiled_code, section, traceback_frames
+from ..model.ids import CompileId
+from ..model.payloads import PayloadRef
+from ..model.trace import Compile, Trace
+from .compiled_frames import CompiledFrames
+from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
+from .installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_argument_position, tree_reads_local
+from .user_locations import CallArgument, UserLocation, call_argument, called_inside_compiled_code, section, traceback_frames
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
 
@@ -63,10 +63,9 @@ class PassedOn:
         payload = self._read()[0].get(_frame(cid))
         return self._guard_trees.of(payload) if payload is not None else None
 
-    def of(self, entry: Compile, function: UserLocation | None, local: str, depth: int = 0) -> Passed | None:
-        """Where the frame's argument `local` came from (function: the frame's code); None where the log does not
-        show it."""
-        cid = entry.compile_id
+    def of(self, cid: CompileId | None, function: UserLocation | None, local: str, depth: int = 0) -> Passed | None:
+        """Where the argument `local` of the compilation's frame came from (function: the frame's code); None where
+        the log does not show it. Recompiles' failed checks and dynamic shapes' symbols, one rule."""
         # (a resume function's arguments are the locals it carries across a graph break: placed elsewhere)
         if cid is None or function is None or depth > _DEPTH or (function.function or "").startswith(
                 "torch_dynamo_resume_in_"):
@@ -96,7 +95,7 @@ class PassedOn:
             return None
         if found.name is None or not tree_reads_local(outer_tree, found.name):
             return Passed(None, made_by=line.function)  # (not an argument of the library's function: its own value)
-        outer = self.of(broken, line, found.name, depth + 1)
+        outer = self.of(broken.compile_id, line, found.name, depth + 1)
         return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by) if outer else None
 
 
