@@ -112,7 +112,7 @@ class WrappedModule(NamedTuple):
 _DECORATED_LOCALS = {"L['args'][0]": "args[0]", "L['self']": "self"}
 
 
-def _trees(guard_trees: GuardTrees, entries: list[Compile]) -> Iterator[GuardTree]:
+def frame_trees(guard_trees: GuardTrees, entries: list[Compile]) -> Iterator[GuardTree]:
     """The parsed guard tree of each of entries that logged one, in order."""
     for entry in entries:
         payload = next((a.payload for a in entry.artifacts if a.name == GUARDS_ARTIFACT and a.payload is not None), None)
@@ -125,7 +125,7 @@ def _decorated_module(guard_trees: GuardTrees, entries: list[Compile], filename:
     transformers' wrapped_func): that frame is named by it, as torch's wrap_inline is. None for another frame."""
     if not isinstance(filename, str) or code_origin(filename) != "library code":
         return None
-    for tree in _trees(guard_trees, entries):
+    for tree in frame_trees(guard_trees, entries):
         typed = tree_locals(tree)
         if "L['func']" not in typed:
             return None
@@ -139,7 +139,7 @@ def _decorated_module(guard_trees: GuardTrees, entries: list[Compile], filename:
 def self_is_module(guard_trees: GuardTrees, entries: list[Compile]) -> bool:
     """Whether the frame's `self` is a module, as the first of entries' guard trees guards a submodule or parameter of
     it (a library's model's forward; an optimizer's step is no module's)."""
-    return next((tree_holds_module(tree, "L['self']") for tree in _trees(guard_trees, entries)), False)
+    return next((tree_holds_module(tree, "L['self']") for tree in frame_trees(guard_trees, entries)), False)
 
 
 def wrapper_module(trace: Trace, entries: list[Compile], guard_trees: GuardTrees | None = None) -> WrappedModule | None:
@@ -159,7 +159,7 @@ def wrapper_module(trace: Trace, entries: list[Compile], guard_trees: GuardTrees
     name = metrics.get("co_name") or (named.stack[-1].name if named.stack else None)
     if not _is_wrap_inline(filename, name):
         return _decorated_module(guard_trees, entries, filename)
-    for tree in _trees(guard_trees, entries):
+    for tree in frame_trees(guard_trees, entries):
         path, _, cls = tree_locals(tree).get("L['fn']", "").rpartition(".")
         if path:
             # (a class outside torch.nn is a module only where nn.Module's __call__ called the frame)
@@ -339,7 +339,7 @@ def wrapped_by_passing_on(entries: list[Compile], guard_trees: GuardTrees) -> Us
         cid = entry.compile_id
         key = (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id) if cid is not None else ("?",)
         shown.setdefault(key, []).extend(_passed_on_to(entry))
-        trees.setdefault(key, []).extend(_trees(guard_trees, [entry]))
+        trees.setdefault(key, []).extend(frame_trees(guard_trees, [entry]))
     found = {(loc.filename, loc.function): loc for locs in shown.values() for loc in locs}
     if len(found) != 1:
         return None
@@ -382,7 +382,7 @@ def passed_arguments(entries: list[Compile], guard_trees: GuardTrees) -> dict[st
     if wrapped is None:
         return {}
     found: dict[str, str] = {}
-    for tree in _trees(guard_trees, entries):
+    for tree in frame_trees(guard_trees, entries):
         for argument, site in _argument_sites(tree):
             if not _site_in(site, wrapped):
                 return {}

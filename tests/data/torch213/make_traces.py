@@ -311,6 +311,10 @@ SCENARIOS = [
       for v in ("positional", "target", "multiline")],
     # One model cast with m.double() between two calls: a dtype recompile of self's parameters.
     Scenario("one_model_cast", "one_model_cast.py", gzip=True),
+    # A parameter of f used after f's graph break: the resume function is passed f's own tensor, which
+    # mark_dynamic reaches (_marked: marked before each call, each frame compiles once).
+    Scenario("resume_param", "resume_param.py", gzip=True),
+    Scenario("resume_param_marked", "resume_param.py", gzip=True, env={"RESUME_VARIANT": "marked"}),
 ]
 
 SCRUB_ENV = [
@@ -345,6 +349,7 @@ SCRUB_ENV = [
     "LINEAR_VARIANT",
     "MUTOP_VARIANT",
     "LIBOP_VARIANT",
+    "RESUME_VARIANT",
 ]
 
 

@@ -208,6 +208,19 @@ def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, i
             "graph break (Graph breaks says how), and the code after it compiles with the code before it.")
 
 
+def resumed_parameter_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, int],
+                                  static: bool = False) -> str:
+    """The advice for sizes that changed of a resume function's arguments that are parameters of the function it
+    resumes (f(x), x used after f's graph break): Dynamo passes the resume function the tensor f was passed, so a
+    torch._dynamo.mark_dynamic(x, 0) before calling f reaches it, where f passes x on unchanged."""
+    function, line = resumed
+    names = and_list([f"`{tensor}`" for tensor, _, _ in sizes[:_SIZES_LISTED]])
+    one = len(sizes) == 1
+    return (f"{size_advice(sizes, static)} {names} {'is a parameter' if one else 'are parameters'} of {function}, "
+            f"which Dynamo passes on past its graph break at line {line}: the mark reaches this function if "
+            f"{function} passes {'it' if one else 'them'} on unchanged.")
+
+
 # A size of a value Dynamo passed into a resume function (___stack0): a tensor the user's code made before the graph
 # break, which has no name the user could mark dynamic; automatic dynamic makes it dynamic after one recompile.
 STACK_SIZE_ADVICE = (

@@ -9,14 +9,15 @@ from collections import Counter
 
 from ...model.trace import Compile, Trace
 from ...wording import and_list, count
-from ..compiled_frames import CompiledFrames, UsersNames, wrapped_by_passing_on, wrapped_module
+from ..compiled_frames import CompiledFrames, UsersNames, frame_trees, wrapped_by_passing_on, wrapped_module
 from ..graph_breaks.resume_names import function_label, resume_of
 from ..installed_guards import GuardTrees
 from ..stack_values import StackValues
 from ..user_locations import UserLocation, code_origin
 from . import CompileTexts, FrameRecompiles, LengthHistory, PinnedByTrees, RecompileStep, Recompiles, compilation_label
 from .advice import (ADVICE, ATTRIBUTE_ADVICE, NUMBER_MADE_DYNAMIC, compiled_static, flag_advice, number_dynamic_failed,
-                     numpy_dtype_advice, parameter_guards, requires_grad_advice, resumed_size_advice, size_advice)
+                     numpy_dtype_advice, parameter_guards, requires_grad_advice, resumed_parameter_size_advice,
+                     resumed_size_advice, size_advice)
 from .backward_and_resets import backward_graphs, compiled_afresh, renumbered_after_reset, renumbered_other_process
 from .lengths import length_advice, length_failures, length_history, mutations
 from ..passed_on import PassedOn
@@ -79,6 +80,23 @@ def _code_key(entries: list[Compile]) -> tuple:
     """(co_name, co_filename, co_firstlineno) of a frame's code, as its compiles' metrics name it."""
     metrics = next((e.metrics for e in entries if (e.metrics or {}).get("co_name")), None) or {}
     return (metrics.get("co_name"), metrics.get("co_filename"), metrics.get("co_firstlineno"))
+
+
+def _parameters_of(frames: dict[tuple, list[Compile]], resumed: tuple[str, int], filename: object,
+                   guard_trees: GuardTrees) -> set[str]:
+    """The parameters of the function a resume function resumes (resumed: resume_of's (f, line)) that its own frame's
+    guards check as tensors (`L['x']`, a TENSOR_MATCH): the locals of a frame as it starts are its arguments, so these
+    are tensors the user passed f. Empty where f was not compiled as a frame of its own (a function inlined)."""
+    function, line = resumed
+    names: set[str] = set()
+    for entries in frames.values():
+        co_name, co_filename, first_line = _code_key(entries)
+        if co_name != function or co_filename != filename or not isinstance(first_line, int) or first_line > line:
+            continue
+        for tree in frame_trees(guard_trees, entries):
+            names.update(source[3:-2] for source, _ in (t.tensor for t in tree.lines if t.tensor is not None)
+                         if source.startswith("L['") and source.endswith("']") and source[3:-2].isidentifier())
+    return names
 
 
 def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_trees: GuardTrees | None = None) -> Recompiles:
@@ -207,9 +225,14 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
                 advice.append(ADVICE[c])
                 continue
             advice.extend(sized_advice)
-            # (a resume function's arguments are the locals Dynamo passes on: none the user could mark dynamic)
+            # (a resume function's arguments are the locals Dynamo passes on: none the user could mark dynamic, but
+            # for the resumed function's own parameters, the tensors the user passed it)
             if sizes and (resumed := resume_of(name)) is not None:
-                advice.append(resumed_size_advice(sizes, resumed, compiled_static(entries)))
+                passed = _parameters_of(frames, resumed, filename, guard_trees)
+                if own := [s for s in sizes if s[0] in passed]:
+                    advice.append(resumed_parameter_size_advice(own, resumed, compiled_static(entries)))
+                if local := [s for s in sizes if s[0] not in passed]:
+                    advice.append(resumed_size_advice(local, resumed, compiled_static(entries)))
             elif sizes or not sized_advice:
                 advice.append(size_advice(sizes, compiled_static(entries)))
         if hooked:

@@ -1,0 +1,34 @@
+"""resume_param (tests/data/torch213/programs/resume_param.py): f(x) breaks its graph at line 15 and uses x after the
+break, so Dynamo passes the rest of f (torch_dynamo_resume_in_f_at_15, frame 1) the tensor the user passed f. Called
+with 4, 6 and 8 rows, both frames recompile on x's size. The advice for frame 1 says to mark x dynamic (the
+_marked recording, with torch._dynamo.mark_dynamic(x, 0) before each call, compiles each frame once): x is no local of
+f that the user could not reach."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+from ..conftest import run_cli, torch213
+
+LOG = torch213("resume_param.log.gz")
+MARKED = torch213("resume_param_marked.log.gz")
+
+
+def test_the_mark_reaches_the_resume_function():
+    ids = set(re.findall(r'"frame_id": (\d+), "frame_compile_id": (\d+)', gzip.open(MARKED, "rt").read()))
+    assert ids == {("0", "0"), ("1", "0")}
+    ids = set(re.findall(r'"frame_id": (\d+), "frame_compile_id": (\d+)', gzip.open(LOG, "rt").read()))
+    assert {("1", "0"), ("1", "1")} <= ids
+
+
+def test_a_resume_functions_parameter_is_advised_to_be_marked_dynamic(capsys):
+    assert run_cli("summary", "--json", LOG) == 0
+    frames = json.loads(capsys.readouterr().out)["recompiles"]["frames"]
+    by_id = {f["frame_id"]: f for f in frames}
+    assert by_id[1]["name"] == "torch_dynamo_resume_in_f_at_15"
+    advice = " ".join(by_id[1]["advice"])
+    assert "torch._dynamo.mark_dynamic(x, 0)" in advice
+    assert "`x` is a parameter of f, which Dynamo passes on past its graph break at line 15" in advice
+    assert "cannot mark" not in advice and "local" not in advice
