@@ -116,3 +116,32 @@ def test_a_cut_log_is_said_to_be_read_in_part(tmp_path, capsys):
     assert err.rstrip().endswith("The dump shows what was read.")
     assert run_cli("dump-src", torch213("training.log"), tmp_path / "whole") == 0
     assert capsys.readouterr().err == ""
+
+
+def test_log_text_that_is_not_a_graph_or_function_is_written_as_comments(tmp_path):
+    """A graph payload that parses as Python was written as code, and transformed code the log says is decompiled
+    verbatim: a log with `import os; os.system(...)` in either had it run by whoever ran (or imported) the file. The
+    crafted log is transformed_code.log with such a line at the start of [0/0]'s captured graph, in a method's default
+    of [1/0]'s, and after the header of f's decompiled code. The real log's files stay code (test_layout_...)."""
+    text = torch213("transformed_code.log").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    graph = next(i for i, line in enumerate(lines) if '{"dynamo_output_graph"' in line and '"frame_id": 0' in line)
+    resumed = next(i for i, line in enumerate(lines) if '{"dynamo_output_graph"' in line and '"frame_id": 1' in line)
+    code = next(i for i, line in enumerate(lines) if "runs instead of f (decompiled" in line)
+    assert lines[graph + 1].startswith("\tclass GraphModule") and lines[resumed + 2].startswith("\t    def forward(self,")
+    lines[resumed + 2] = lines[resumed + 2].replace("def forward(self,", "def forward(self, _=__import__('os').system('echo PWNED3'),")
+    lines[code] += "\timport os; os.system('echo PWNED2')\n"
+    lines[graph] += "\timport os; os.system('echo PWNED1')\n"
+    log = tmp_path / "crafted.log"
+    log.write_text("".join(lines), encoding="utf-8")
+    out = tmp_path / "dump"
+    assert run_cli("dump-src", log, out) == 0
+    found = set()
+    for path in out.iterdir():
+        if path.suffix == ".py":
+            source = path.read_text()
+            found.update(w for w in ("PWNED1", "PWNED2", "PWNED3") if w in source)
+            assert "PWNED" not in ast.dump(ast.parse(source)), path.name  # (all of it in comments)
+    assert found == {"PWNED1", "PWNED2", "PWNED3"}
+    assert "\n# class GraphModule(torch.nn.Module):" in (out / "__compiled_fn_1 Captured Graph 0.py").read_text()
+    assert "\n# def f(x, n):" in (out / "__transformed_code_0_for_f.py").read_text()

@@ -39,6 +39,9 @@ DUMP_GRAPHS = (
     ("AOTInductor kernels", (KERNEL_CODE,)),
 )
 CPP_DUMPS = frozenset({"AOTInductor wrapper", "AOTInductor kernels"})
+# The titles whose files are module-level code by design (Inductor's output code, as depyf writes it: importing it
+# runs it); every other graph is written as code only where it is classes of methods (dump-src)
+MODULE_CODE_DUMPS = frozenset({"kernel"})
 # The name of the files of an AOTInductor package (outside any compile id, so no __compiled_fn_N of its own)
 AOTI_FN = "__aoti_package"
 

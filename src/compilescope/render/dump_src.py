@@ -4,6 +4,11 @@ Names as depyf writes them (`__compiled_fn_N Captured Graph 0.py`, `__transforme
 `full_code_for_f_0.py`), so tools and habits built on depyf's `prepare_debug` / vLLM's `debug_dump_path`
 find the same files. Unlike depyf's, every file here is valid Python: text that is not code (guards, notes)
 is written as comments.
+
+A dump's .py files hold the log's code: run or import them only for a log you trust. A graph is written as code only
+where it is what torch prints a GraphModule as (classes of undecorated methods: defining them runs nothing of the log's
+text), transformed code only as undecorated functions; anything else is written as comments. Kernel files
+(inductor_output_code) are module-level code by design, as depyf writes them: importing one runs it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import keyword
 import re
 from typing import Iterator
 
-from ..analyses.transformed import CompileDump
+from ..analyses.transformed import MODULE_CODE_DUMPS, CompileDump
 from ..model.names import safe_stem
 from ..model.trace import Trace
 
@@ -29,16 +34,65 @@ def _python_name(name: str) -> str:
     return f"{word}_" if keyword.iskeyword(word) else word
 
 
-def _graph_source(text: str) -> str:
+def _inert_function(node: ast.stmt) -> bool:
+    """An undecorated function whose definition calls nothing: no defaults, and annotations only constants or names
+    (torch prints `L_x_: "f32[4][1]cpu"`, compiled autograd's graphs `L_inputs_: list`), as these are evaluated when
+    the def runs; its body runs only when called."""
+    if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+        return False
+    a = node.args
+    annotations = [arg.annotation for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                   if arg is not None and arg.annotation is not None] + ([node.returns] if node.returns else [])
+    return (not a.defaults and not any(d is not None for d in a.kw_defaults)
+            and all(_named(x) for x in annotations))
+
+
+def _named(node: ast.expr) -> bool:
+    """An annotation that only names things: a constant, a dotted name, one subscripted by such (`list[int]`)."""
+    if isinstance(node, ast.Subscript):
+        return _named(node.value) and _named(node.slice)
+    if isinstance(node, ast.Tuple):
+        return all(_named(e) for e in node.elts)
+    return isinstance(node, ast.Constant) or _dotted(node)
+
+
+def _dotted(node: ast.expr) -> bool:
+    """A base class as torch prints it (`torch.nn.Module`): names and attributes only, nothing called."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _inert_class(node: ast.stmt) -> bool:
+    """A class as torch prints a GraphModule, whose definition runs nothing of the log's text: undecorated, its bases
+    dotted names, its body methods (_inert_function) and such classes (a higher-order op's subgraph)."""
+    return (isinstance(node, ast.ClassDef) and not node.decorator_list and not node.keywords
+            and all(_dotted(b) for b in node.bases)
+            and all(_inert_function(n) or _inert_class(n) or isinstance(n, ast.Pass) for n in node.body))
+
+
+def _graph_source(text: str, module_code: bool = False) -> str:
     """A graph's printed code as valid Python: a class name FX printed that is not an identifier becomes one; if
-    the text still does not parse, it is kept whole as comments."""
+    the text still does not parse, or is not what torch prints a graph as (_inert_class: module-level code there
+    would run when the file is), it is kept whole as comments. module_code: Inductor's output code, module-level
+    code by design (MODULE_CODE_DUMPS), kept where it parses."""
     fixed = _CLASS_LINE.sub(lambda m: f"{m['indent']}class {_python_name(m['name'])}{m['rest']}"
                             if not m["name"].isidentifier() else m.group(0), text)
     try:
-        ast.parse(fixed)
+        tree = ast.parse(fixed)
     except (SyntaxError, ValueError):
         return _comment(text)
-    return fixed
+    return fixed if module_code or (tree.body and all(_inert_class(n) for n in tree.body)) else _comment(text)
+
+
+def _code_source(text: str) -> str:
+    """Transformed code as written: code only where it is what the decompiler writes, undecorated functions
+    (_inert_function); anything else, module-level code that would run when the file is, as comments."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _comment(text)
+    return text if tree.body and all(_inert_function(n) for n in tree.body) else _comment(text)
 
 
 def _comment(text: str) -> str:
@@ -68,7 +122,8 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
             header = f"{comment} {_one_line(dump.what)} (compilescope dump-src from {_one_line(trace.source)})\n"
             for k, artifact in enumerate(artifacts):
                 text = trace.payload_text(artifact.payload)
-                yield f"{fn} {title} {k}{suffix}", header + (_graph_source(text) if suffix == ".py" else text)
+                yield f"{fn} {title} {k}{suffix}", header + (_graph_source(text, title in MODULE_CODE_DUMPS) if suffix == ".py"
+                                                                         else text)
         if dump.function:
             per_function.setdefault(dump.function, []).append(dump)
     for name, entries in per_function.items():
@@ -86,7 +141,7 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
                 continue
             note = f"# compile id {_one_line(dump.entry.compile_id)}: {_one_line(code.note)}\n"
             # (code not decompiled is the log's text, a disassembly: comments, never code to run)
-            source = code.source if code.decompiled else _commented(code.source)
+            source = _code_source(code.source) if code.decompiled else _commented(code.source)
             yield f"__transformed_code_{k}_for_{stem}.py", note + source
             full.append(note + source)
             k += 1
