@@ -42,10 +42,19 @@ def test_summary_names_the_two_resume_frames_apart_and_json_says_how(capsys):
 
 
 def test_the_report_names_the_two_resume_frames_apart(tmp_path):
+    """On the recompile frames' headings themselves: the overview's links carry the label too, and passed for them
+    while both headings said `forward (after its graph break at line 26)`."""
     assert run_cli(LOG, "-o", tmp_path / "r", "--no-browser") == 0
     page = (tmp_path / "r" / "index.html").read_text()
-    for cid in ("[1/0]", "[3/0]"):
-        assert f"forward (after its graph break at line 26, first compiled as {cid})" in page
+    headings = {m["frame"]: m["heading"] for m in re.finditer(
+        r'<div class="recompile-frame" data-frame="(?P<frame>\d+)">\s*<p><strong class="mono"[^>]*>(?P<heading>[^<]*)</strong>',
+        page)}
+    assert headings == {"0": "forward",
+                        "1": "forward (after its graph break at line 26, first compiled as [1/0])",
+                        "3": "forward (after its graph break at line 26, first compiled as [3/0])"}
+    # (what stands behind the label, in the heading's title)
+    assert 'title="Dynamo&#39;s resume function torch_dynamo_resume_in_forward_at_26">forward (after' in page \
+        or 'title="Dynamo\'s resume function torch_dynamo_resume_in_forward_at_26">forward (after' in page
 
 
 def test_a_resume_frames_local_is_not_advised_to_be_marked_dynamic(capsys):

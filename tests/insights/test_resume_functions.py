@@ -104,8 +104,10 @@ def test_a_recompiled_resume_function_is_named_on_the_page_as_the_rest_of_forwar
         assert '"co_name": "torch_dynamo_resume_in_forward_at_22"' in f.read()
     assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
     page = (tmp_path / "r" / "index.html").read_text()
-    heads = re.findall(r'<div class="recompile-frame" data-frame="[^"]*">\s*<p><strong class="mono">(.*?)</strong>', page)
-    assert heads == ["forward", _resume_label("forward", 22)]
+    heads = re.findall(r'<div class="recompile-frame" data-frame="[^"]*">\s*<p><strong class="mono"(.*?)>(.*?)</strong>',
+                       page)
+    assert heads == [("", "forward"), (' title="Dynamo&#39;s resume function torch_dynamo_resume_in_forward_at_22"',
+                                       "forward (after its graph break at line 22)")]
 
 
 def test_summary_and_check_name_a_recompiled_resume_function_as_the_rest_of_f(capsys):

@@ -39,7 +39,7 @@ from ...wording import LISTED, Listed, and_list, count, cut, format_seconds, tim
 from ..compile_time import STILL_COMPILING
 from ..compiled_frames import module_label
 from ..dynamic_shapes import PlacementPart, SPECIALIZATION_REASONS, Specialization, number_text
-from ..graph_breaks.resume_names import function_label
+from ..graph_breaks.resume_names import function_label, function_title
 from ..installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, pinned_lengths, pinned_state, tree_closures
 from ..stack_values import name_stack_values
 from ..user_locations import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_variables, code_owner,
@@ -591,6 +591,12 @@ class FrameRecompiles:
         if label.endswith(")"):
             return f"{label[:-1]}, first compiled as {self.named_apart})"
         return f"{label} (first compiled as {self.named_apart})"
+
+    @property
+    def heading_title(self) -> str | None:
+        """What stands behind its heading (function_label), for the heading's title: module_title, or "Dynamo's
+        resume function torch_dynamo_resume_in_forward_at_26"; None where the heading is the function's own name."""
+        return self.module_title or function_title(self.name)
 
     @property
     def module_title(self) -> str | None:
