@@ -356,7 +356,8 @@ def test_a_profile_of_compiled_regions_without_inductor_says_they_ran():
 def test_the_ops_a_compiled_region_ran_without_inductor_are_its_graphs_time():
     """profile_eager_backend (backend="aot_eager"): the ATen ops inside each 'Torch-Compiled Region: 0/0' are the
     region's graph, run by its backend. "by graph" said "no compiled graph 97.6%": those ops counted as eager ops outside
-    any graph. They are [0/0]'s graph's time, its 3 calls; the op rows stay eager ops (as the note says)."""
+    any graph. They are [0/0]'s graph's time, its 3 calls; the op rows are ATen ops in a compiled region (as the note
+    says)."""
     log = torch213("profile_eager_backend.log.gz")
     profile = torch213("profile_eager_backend.compiled.profile.json.gz")
     raw = _raw_events(profile)
@@ -371,4 +372,23 @@ def test_the_ops_a_compiled_region_ran_without_inductor_are_its_graphs_time():
     assert graph.total_us == pytest.approx(in_regions_us, rel=0.01)
     outside = next(g for g in runtime.graphs if g.outside_label == "no compiled graph")
     assert graph.share > 0.85 and outside.share < 0.1
-    assert any(r.name == "aten::gelu" and r.kind == "eager" for r in runtime.kernels)
+    assert any(r.name == "aten::gelu" and r.kind == "region_op" for r in runtime.kernels)
+
+
+def test_the_ops_a_compiled_region_ran_without_inductor_are_not_called_eager(tmp_path, capsys):
+    """profile_eager_backend (backend="aot_eager"): the Runtime page said "eager op (no compiled graph) 90.4%" by
+    kind, put the same 90.4% in "Torch-Compiled Region: 0/0" by graph, and "No compiled graph ran in this profile"
+    by user source line, under a note saying compiled graphs ran ([0/0]). The ops inside the regions are a kind of
+    their own, and the lines say why they have none."""
+    log = torch213("profile_eager_backend.log.gz")
+    profile = torch213("profile_eager_backend.compiled.profile.json.gz")
+    runtime = _runtime(log, profile).profiles[0]
+    kinds = {label: share for _, label, _, share in runtime.by_kind}
+    assert kinds["ATen op in a compiled region (backend without Inductor)"] == pytest.approx(0.904, abs=0.002)
+    assert "eager op (no compiled graph)" not in kinds
+    assert runtime.no_lines is not None and "No compiled graph ran" not in runtime.no_lines
+    assert runtime.no_lines.startswith("A backend other than Inductor ran this profile's compiled graphs as ATen ops")
+    assert run_cli(log, "--profile", profile, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "runtime.html").read_text()
+    assert "ATen op in a compiled region (backend without Inductor)" in page
+    assert "eager op (no compiled graph)" not in page and "No compiled graph ran in this profile" not in page

@@ -65,11 +65,15 @@ EPS = 1e-6
 
 # Row kinds, in the order the report explains them.
 INDUCTOR, EXTERN, WRAPPER, EAGER = "inductor", "extern", "wrapper", "eager"
+# An ATen op that ran inside a compiled region with no graph range in it: a backend other than Inductor (eager,
+# aot_eager, the user's) runs the region's graph as such ops, so they are compiled code, not eager code around it.
+REGION_OP = "region_op"
 COMPILE, FRAMEWORK, OTHER, IDLE = "compile", "framework", "other", "idle"
 KIND_LABELS = {
     INDUCTOR: "Inductor kernel",
     EXTERN: "extern kernel (via ATen op)",
     WRAPPER: "graph wrapper (around the output code's kernels: Python, input copies)",
+    REGION_OP: "ATen op in a compiled region (backend without Inductor)",
     EAGER: "eager op (no compiled graph)",
     COMPILE: "compiling (torch.compile's own work)",
     FRAMEWORK: "framework (Dynamo guards, AOT wrappers, autograd)",
@@ -109,7 +113,7 @@ class KernelRow:
     def library(self) -> str | None:
         """What a library's kernel is, in words ("cuBLAS float32 GEMM"), from its name, which stays the row's name;
         None for Inductor's kernels, the rows that are no kernel, and a name no library's known (kernel_names.py)."""
-        return library_kernel(self.name) if self.kind in (EXTERN, EAGER) else None
+        return library_kernel(self.name) if self.kind in (EXTERN, EAGER, REGION_OP) else None
 
     @property
     def reported_share(self) -> float:

@@ -11,7 +11,7 @@ from ...model.profile import Profile, ProfileEvent
 from ...model.trace import Trace
 from ...wording import count
 from ..provenance import Provenance
-from . import (COMPILED_REGION, COMPILING, EAGER, EPS, EXTERN, GPU_IDLE, GRAPH_LAUNCH, GRAPH_RANGE, IDLE, IN_GRAPH,
+from . import (COMPILED_REGION, COMPILING, EAGER, EPS, REGION_OP, EXTERN, GPU_IDLE, GRAPH_LAUNCH, GRAPH_RANGE, IDLE, IN_GRAPH,
                INDUCTOR, UNTRACED, GraphRow, KernelRow, LineRow, ProfileCompile, ProfileRuntime, Runtime)
 from .comparison import compare, split_runs
 from .gpu_idle import idle_by_cpu, part_idle
@@ -42,11 +42,16 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     # Inductor (eager, aot_eager, the user's) runs their graph as the ATen ops inside them, that region's graph.
     bare_regions = {region for graph, region in graph_calls if graph is None and region is not None}
     for r in kernels:
+        # (an eager op all of whose time was inside such regions is that graph's op: its own kind, not eager)
+        spent_in = rows.region_us.get(id(r), {})
+        if r.kind == EAGER and spent_in and set(spent_in) <= bare_regions and sum(spent_in.values()) >= r.total_us - EPS:
+            r.kind = REGION_OP
+    for r in kernels:
         # idle: (None, IDLE), a row apart from the eager ops and compiling (None, None)
         key = (r.graph, r.region) if r.kind in IN_GRAPH else (None, IDLE) if r.kind == IDLE else (None, None)
         in_graph = r.kind in IN_GRAPH
         parts = [(key, r.total_us, in_graph)]
-        if r.kind == EAGER:
+        if r.kind in (EAGER, REGION_OP):
             in_regions = {region: us for region, us in rows.region_us.get(id(r), {}).items() if region in bare_regions}
             parts = [((None, region), us, True) for region, us in in_regions.items()] + [
                 (key, r.total_us - sum(in_regions.values()), False)]
@@ -161,6 +166,9 @@ def _no_lines(kernels: list[KernelRow]) -> str:
     logged the provenance (a list per kernel) and gave these kernels empty lists, so running with provenance on again
     would change nothing."""
     if not any(r.kind in IN_GRAPH for r in kernels):
+        if any(r.kind == REGION_OP for r in kernels):
+            return ("A backend other than Inductor ran this profile's compiled graphs as ATen ops, which have no user "
+                    "lines in the log: no kernel of it has user lines.")
         return "No compiled graph ran in this profile: no kernel of it has user lines."
     if any(r.stacks_artifact is not None for r in kernels):
         return ("torch logged Inductor provenance for this profile's kernels with no stack trace (empty lists in "
@@ -190,7 +198,7 @@ def _not_joined(kernels: list[KernelRow], index: LogIndex, on_gpu: bool) -> str 
                            for entry in index.trace.compiles.values() for a in entry.artifacts):
             return (f"compiled graphs ran in this profile ({', '.join(map(str, ran))}), but this log holds no Inductor "
                     "code of them: a backend other than Inductor (backend=\"eager\", \"aot_eager\", your own) runs their "
-                    "ops as ATen ops, counted here as eager ops")
+                    "ops as ATen ops, counted here as ATen ops in a compiled region")
         why = "no compiled graph ran in this profile (an eager run, or torch.compile was not used while profiling)"
         # A GPU profile names Triton kernels whatever the config; a CPU one names C++ kernels only when asked to.
         return why if on_gpu else why + ("; on CPU, Inductor kernels are named only with "
