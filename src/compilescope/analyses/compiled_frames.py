@@ -405,7 +405,9 @@ class UsersNames:
         self._frames = frames if frames is not None else CompiledFrames(trace)
         self._entries: dict[tuple, list[Compile]] | None = None  # frame -> its compiles, made at the first wrapper
         self._modules: dict[tuple, WrappedModule | None] = {}  # frame -> the module it runs (wrapper_module)
-        self._arguments: dict[tuple, dict[str, str]] = {}  # frame -> its positional arguments the user's names
+        # frame, or (frame, frame_compile_id) where the frame's compilations name none in common -> its positional
+        # arguments the user's names
+        self._arguments: dict[tuple, dict[str, str]] = {}
 
     def _module(self, cid: CompileId) -> WrappedModule | None:
         frame = (cid.compiled_autograd_id, cid.frame_id)
@@ -445,13 +447,23 @@ class UsersNames:
 
     def arguments(self, cid: CompileId) -> dict[str, str]:
         """The wrapper's positional arguments the function it passes them to names, where the log shows it
-        (passed_arguments): {"args[0]": "x"}; {} otherwise."""
+        (passed_arguments): {"args[0]": "x"}; {} otherwise. Where the frame's compilations run several functions
+        (two_wrapped's torch.no_grad `inner`, scale's then shift's), each compilation that proves its own function is
+        named by it: the frame's heading stays the wrapper's."""
         frame = (cid.compiled_autograd_id, cid.frame_id)
         if frame not in self._arguments:
             if self._guard_trees is None:
                 self._guard_trees = GuardTrees(self._trace)
             self._arguments[frame] = passed_arguments(self._frame_entries(frame), self._guard_trees)
-        return self._arguments[frame]
+        if self._arguments[frame]:
+            return self._arguments[frame]
+        compilation = (*frame, cid.frame_compile_id)
+        if compilation not in self._arguments:
+            entries = [e for e in self._frame_entries(frame) if e.compile_id is not None
+                       and e.compile_id.frame_compile_id == cid.frame_compile_id]
+            assert self._guard_trees is not None
+            self._arguments[compilation] = passed_arguments(entries, self._guard_trees)
+        return self._arguments[compilation]
 
     def in_wrapper(self, cid: CompileId | None) -> bool:
         """The compile's frame is not the user's code but a library's that the user's line called (a wrapper)."""
