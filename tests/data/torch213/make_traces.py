@@ -309,6 +309,13 @@ SCENARIOS = [
         "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
         "ARGS_VARIANT": v})
       for v in ("positional", "target", "multiline")],
+    # Calls of mylib's models whose line does not settle which argument is which: inside another call (_wrapped), an
+    # unbound forward passed self by hand (_unbound), two library callers of loss3 (_twocallers), a line nested past
+    # Python's recursion limit (_deep).
+    *[Scenario(f"library_calls_{v}", "library_calls.py", gzip=True, env={
+        "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
+        "CALLS_VARIANT": v})
+      for v in ("wrapped", "unbound", "twocallers", "deep")],
     # One model cast with m.double() between two calls: a dtype recompile of self's parameters.
     Scenario("one_model_cast", "one_model_cast.py", gzip=True),
     # A parameter of f used after f's graph break: the resume function is passed f's own tensor, which
