@@ -14,6 +14,7 @@ from pathlib import Path
 
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.analysis import recompiles
+from compilescope.analyses.user_locations import ArgumentSlot, CallArgument, call_argument
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, cuda211, peer, run_cli, shared, torch213
@@ -485,3 +486,79 @@ def test_a_dtype_recompile_of_one_model_cast_is_not_said_to_be_two_models():
     assert "two models, called at" not in advice and "Not a dtype change inside one model" not in advice
     assert advice.startswith("The parameters of the MLP that runs forward changed dtype (float32 → float64; [0/0] "
                              "and [0/1], called at one_model_cast.py:19, 21): one MLP cast with .to() or .double()")
+
+
+def test_a_compiled_call_inside_another_call_is_not_read_from_the_outer_calls_arguments():
+    # library_calls.py (wrapped): `torch.add(cm(x, t), u)`, line 25: forward's target is cm's second argument, t;
+    # torch.add's second argument is u, the tensor the review saw named.
+    program = PROGRAMS_213 / "library_calls.py"
+    assert _line(program, 25) == "out = torch.add(cm(x, t), u)"
+    frames = _frames(torch213("library_calls_wrapped.log.gz"))
+    (forward_advice,) = frames["forward"].advice
+    assert "mark_dynamic(t, 0)" in forward_advice
+    assert not any("mark_dynamic(u" in a for f in frames.values() for a in f.advice)
+    (step,) = frames["forward"].steps
+    assert step.guard.location_label == "t (forward's target) passed in by the call at"
+
+
+def test_a_line_with_several_calls_names_an_argument_only_where_one_call_could_pass_it():
+    slot = ArgumentSlot(local_index=2, after_self=True, parameters=3)  # forward(self, x, target)'s target
+    assert call_argument("out = torch.add(cm(x, t), u)", "target", slot, bound=True) == CallArgument("t", "t", 1)
+    # (two calls of the user's, either one could be the compiled one: not said)
+    assert call_argument("out = add(cm(x, t), u)", "target", slot, bound=True) is None
+    assert call_argument("out = add(cm(x, t), u)", "target", slot, callee="cm", bound=True) == CallArgument("t", "t", 1)
+    assert call_argument("out = cm(x.clone(), t.float())", "target", slot, bound=True) == CallArgument(
+        "t.float()", None, 1)
+
+
+def test_self_passed_by_hand_to_a_compiled_unbound_forward_is_not_taken_for_the_module_passing_it():
+    # library_calls.py (unbound): `unbound(net, x, t)`, line 27, unbound = torch.compile(Net3.forward): the call
+    # passes self itself, so target is its third argument, t, not its second, x. The stack of loss3 (compiled apart
+    # after forward's graph break) shows no torch wrapper between that line and loss3: how the line called it is not
+    # known, so the old words stay.
+    program = PROGRAMS_213 / "library_calls.py"
+    assert _line(program, 27) == "out = unbound(net, x, t)"
+    frames = _frames(torch213("library_calls_unbound.log.gz"))
+    assert not any("mark_dynamic(x" in a for f in frames.values() for a in f.advice)
+    (step,) = frames["loss3"].steps
+    assert step.guard.location_label == "target passed in by the call at"
+    # By the count of what a call passes: as many arguments as the frame's parameters, self passed by hand; one fewer,
+    # bound; other counts not known.
+    slot = ArgumentSlot(local_index=2, after_self=True, parameters=3)
+    assert call_argument("out = unbound(net, x, t)", "target", slot) == CallArgument("t", "t", 2)
+    assert call_argument("out = bound(x, t)", "target", slot) == CallArgument("t", "t", 1)
+    assert call_argument("out = f(x)", "target", slot) is None
+    assert call_argument("out = f(x, *rest)", "target", slot) is None
+    # (a call going on past its first line passes more than that line shows: the count is not known)
+    assert call_argument("out = f(x, t,", "target", slot) is None
+
+
+def test_a_stack_line_nested_past_the_recursion_limit_is_not_read_and_does_not_stop_the_report(tmp_path):
+    # library_calls.py (deep): `cm(x, ----…t)`, line 32, 470 unary minuses: rebuilding the argument's text from its
+    # syntax tree (ast.unparse) recursed past Python's limit; summary exited 1, the report 3 without a page.
+    log = torch213("library_calls_deep.log.gz")
+    program = PROGRAMS_213 / "library_calls.py"
+    assert _line(program, 32) == "out = cm(x, " + "-" * 470 + "t)"
+    assert run_cli("summary", log) == 0
+    assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
+    (step,) = _frames(log)["forward"].steps
+    assert step.guard.location_label == "forward's target, the second argument of the call at"
+    # A crafted line, deeper than the parser goes, and one the parser reads but ast.unparse would recurse on: untrusted
+    # text, never an error.
+    slot = ArgumentSlot(local_index=2, after_self=True, parameters=3)
+    assert call_argument("cm(x, " + "(" * 400 + "t" + ")" * 400 + ")", "target", slot, bound=True) is None
+    deep = call_argument("cm(x, " + "-" * 470 + "t)", "target", slot, bound=True)
+    assert deep is not None and deep.text == "-" * 470 + "t" and deep.name is None
+    keyword = call_argument("cm(x, target=" + "-" * 470 + "t)", "target", slot, bound=True)
+    assert keyword is not None and keyword.text == "-" * 470 + "t" and keyword.position is None
+
+
+def test_a_library_function_two_library_callers_pass_arguments_to_is_read_from_the_caller_of_this_compile():
+    # library_calls.py (twocallers): `cm(x, t)` (line 29) runs Net3's forward, `return loss3(out, target)`; `cm4(x, t)`
+    # (line 30) Net4's, `return loss3(target, out)`. loss3's [1/1] came from line 30: its pred is Net4's target, the
+    # user's t, passed in by that call, not Net3's `out` first used in loss3.
+    program = PROGRAMS_213 / "library_calls.py"
+    assert (_line(program, 29), _line(program, 30)) == ("out = cm(x, t)", "out = cm4(x, t)")
+    loss3 = _frames(torch213("library_calls_twocallers.log.gz"))["loss3"]
+    placed = [(s.guard.tensor, s.guard.location_kind, s.guard.location.short) for s in loss3.steps]
+    assert placed == [("pred", "call", "library_calls.py:30"), ("pred", "first_use", "__init__.py:14")]

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from ..lazy_regex import lazy_compile
 from ..model.payloads import PayloadRef
 from ..model.trace import Trace
-from .user_locations import closure_variable
+from .user_locations import ArgumentSlot, closure_variable
 
 GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 # A guard with the user line that made it: `+- KIND: check  # code  # path:N in fn`, and torch's hint after it where
@@ -288,15 +288,14 @@ def _frame_local(line: str) -> tuple[str, int] | None:
     return (name, int(digits)) if close >= 0 and name.isidentifier() and digits.isdecimal() else None
 
 
-def tree_argument_position(tree: GuardTree, name: str) -> int | None:
-    """Where among its call's positional arguments the frame's argument `name` is, by the frame's own order (its
-    locals' indices): a method's call passes its `self` unseen (`cm(x, t)` into `forward(self, x, target)`: target
-    is at 1). None where the tree reads no local 0, so whether one is bound is not known, or reads no local name."""
+def tree_argument_slot(tree: GuardTree, name: str) -> ArgumentSlot | None:
+    """Where the frame's argument `name` is among its locals, by the frame's own order (its locals' indices). None
+    where the tree reads no local 0, so whether a `self` comes first is not known, or reads no local name."""
     indices = dict(line.argument for line in tree.lines if line.argument is not None)
     first = next((local for local, index in indices.items() if index == 0), None)
     if name not in indices or first is None:
         return None
-    return indices[name] - 1 if first == "self" else indices[name]
+    return ArgumentSlot(indices[name], first == "self", max(indices.values()) + 1)
 
 
 def tree_reads_local(tree: GuardTree, name: str) -> bool:

@@ -13,8 +13,9 @@ from ..model.payloads import PayloadRef
 from ..model.trace import Compile, Trace
 from .compiled_frames import CompiledFrames
 from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
-from .installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_argument_position, tree_reads_local
-from .user_locations import CallArgument, UserLocation, call_argument, called_inside_compiled_code, section, traceback_frames
+from .installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_argument_slot, tree_reads_local
+from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code, section,
+                             traceback_frames)
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
 
@@ -74,20 +75,28 @@ class PassedOn:
         tree = self._tree(cid)
         if tree is None:
             return None
-        if not called_inside_compiled_code(self._compiled_frames.stack(cid)):
+        stack = self._compiled_frames.stack(cid)
+        if not called_inside_compiled_code(stack):
+            bound = called_bound(stack)
             caller = self._compiled_frames.called_from(cid)
-            found = call_argument(caller.code if caller is not None else None, local,
-                                  tree_argument_position(tree, local))
+            if bound is None or caller is None:
+                return None
+            found = call_argument(caller.code, local, tree_argument_slot(tree, local), bound=bound)
             return Passed(found) if found is not None else None
         # Called by the library's code that ran compiled: its line that called the frame is in the traceback of the
-        # graph break that left the frame to run apart (forward's `return loss3(out, target)`).
-        library = next(((broken, frames[i - 1]) for broken, frames in breaks for i in range(1, len(frames))
-                        if frames[i].filename == function.filename and frames[i].function == function.function
-                        and frames[i - 1].code), None)
-        if library is None:
+        # graph break that left the frame to run apart (forward's `return loss3(out, target)`). Only the breaks of
+        # frames the same line of the user's called count: two library functions may call this one, passing their
+        # arguments in different orders (forward's loss3(out, target), another's loss3(target, out)).
+        user_line = self._compiled_frames.called_from(cid)
+        libraries = {(broken.compile_id, frames[i - 1].key, frames[i - 1].code): (broken, frames[i - 1])
+                     for broken, frames in breaks for i in range(1, len(frames))
+                     if frames[i].filename == function.filename and frames[i].function == function.function
+                     and frames[i - 1].code and broken.compile_id is not None and user_line is not None
+                     and _same_line(self._compiled_frames.called_from(broken.compile_id), user_line)}
+        if len({(key, code) for _, key, code in libraries}) != 1:
             return None
-        broken, line = library
-        found = call_argument(line.code, local, tree_argument_position(tree, local), function.function)
+        broken, line = next(iter(libraries.values()))
+        found = call_argument(line.code, local, tree_argument_slot(tree, local), function.function)
         if found is None:
             return None
         outer_tree = self._tree(broken.compile_id) if broken.compile_id is not None else None
@@ -97,6 +106,10 @@ class PassedOn:
             return Passed(None, made_by=line.function)  # (not an argument of the library's function: its own value)
         outer = self.of(broken.compile_id, line, found.name, depth + 1)
         return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by) if outer else None
+
+
+def _same_line(one: UserLocation | None, other: UserLocation) -> bool:
+    return one is not None and one.key == other.key
 
 
 def _frame(cid: CompileId) -> tuple:

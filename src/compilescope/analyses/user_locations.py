@@ -424,12 +424,47 @@ def last_user_stack_frame(stack: list | None) -> UserLocation | None:
     return None
 
 
-def _outer_calls(tree: ast.AST) -> list[ast.Call]:
-    """The calls of a statement that are not in another call's arguments (`cm(x, t.float())`: cm's alone;
-    `model(x).sum()`: both)."""
-    inner = {id(node) for call in ast.walk(tree) if isinstance(call, ast.Call)
-             for arg in [*call.args, *call.keywords] for node in ast.walk(arg) if isinstance(node, ast.Call)}
-    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and id(node) not in inner]
+_CALL_MACHINERY = ("/torch/_dynamo/", "/torch/nn/modules/module.py")
+
+
+def called_bound(stack: list | None) -> bool | None:
+    """How the user's line on a compiled frame's stack called it: True where it called a module (nn.Module's
+    _call_impl ran the frame, its forward: the module passed as self, unseen), False where it called the compiled
+    function itself, None where anything else ran between (torch's checkpoint(cm, x, t) calls cm itself: the line's
+    arguments are not the frame's), no wrapper of torch's, or no line of the user's."""
+    names = [(str(frame.get("filename", "")) if isinstance(frame, dict) else frame.filename,
+              str(frame.get("name", "")) if isinstance(frame, dict) else frame.name) for frame in stack or []]
+    user = next((i for i in range(len(names) - 2, -1, -1) if not is_framework_file(names[i][0])), None)
+    if user is None:
+        return None
+    between = [name.replace("\\", "/") for name, _ in names[user + 1:-1]]
+    # (torch's wrapper of the compiled callable ran it: a stack showing none (['<module>', 'loss3'] for a frame an
+    # unbound forward's graph break left to run apart) does not say what called it)
+    if not any(name.endswith("/torch/_dynamo/eval_frame.py") for name in between) or not all(
+            any(part in name for part in _CALL_MACHINERY) for name in between):
+        return None
+    return names[-1][1] == "forward" and any(function == "_call_impl" for _, function in names[user + 1:-1])
+
+
+class ArgumentSlot(NamedTuple):
+    """Where a frame's argument sits among the frame's own locals (its code's order, the guard tree's
+    framelocals_idx), for placing it in a call's arguments. (A NamedTuple: a placement's working, never saved.)"""
+
+    local_index: int  # the argument's local index (framelocals_idx)
+    after_self: bool  # the frame's local 0 is `self`: a bound call passes it unseen, an unbound one by hand
+    parameters: int  # the locals the tree reads up to the last it reads: the frame's parameters the log shows
+
+    def position(self, passed: int | None, bound: bool = False) -> int | None:
+        """The argument's position among a call's positional arguments, the call passing `passed` arguments in all
+        (None: not known). A method's call passes its `self` unseen (`cm(x, t)` into `forward(self, x, target)`:
+        target is at 1), a call of the function itself by hand (`unbound(net, x, t)`: target at 2). bound: the
+        stack settles it (a module's forward, called by nn.Module's __call__). Else the count must: one fewer than
+        the parameters, bound; as many, unbound; other counts (defaults, parameters the tree does not read) None."""
+        if not self.after_self:
+            return self.local_index
+        if bound or passed == self.parameters - 1:
+            return self.local_index - 1 if self.local_index > 0 else None
+        return self.local_index if passed == self.parameters else None
 
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
@@ -453,42 +488,65 @@ class CallArgument(NamedTuple):
             f"argument {self.position + 1}"
 
 
-def call_argument(call_code: str | None, local: str, position: int | None,
-                  callee: str | None = None) -> CallArgument | None:
-    """What the call on a line (its text, from a stack) passes as the frame's argument `local`, at position among the
-    positional arguments where that is known (installed_guards.tree_argument_position): by keyword `local=`, else at
-    that position, in the
-    one call of the line that could pass it (callee: the function it calls, where its text names it: `loss3`). A
-    call whose first line alone the stack holds (`out = cm(torch.randn(n, 4),`) shows its first arguments, each whole
-    where a comma follows it. None where the line shows no such argument, a `*args` splat comes before it, or more
-    than one call could pass it."""
+def _callee_name(call: ast.Call) -> str | None:
+    return call.func.id if isinstance(call.func, ast.Name) else call.func.attr if isinstance(call.func, ast.Attribute) \
+        else None
+
+
+def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, callee: str | None = None,
+                  bound: bool = False) -> CallArgument | None:
+    """What the call on a line (its text, from a stack) passes as the frame's argument `local`, at its slot among
+    the frame's locals where that is known (installed_guards.tree_argument_slot; bound: the stack shows a module's
+    forward called by nn.Module, its self passed unseen): by keyword `local=`, else at its position, in the one call
+    of the line that could pass it (callee: the function it calls, where its text names it: `loss3`). Every call on
+    the line counts, one inside another's arguments too (`torch.add(cm(x, t), u)`: cm's t or torch.add's u, the
+    stack does not say: None). A call whose first line alone the stack holds (`out = cm(torch.randn(n, 4),`) shows
+    its first arguments, each whole where a comma follows it. None where the line shows no such argument, a `*args`
+    splat comes before it, or more than one call could pass it. A stack's line is untrusted: one nested past the
+    parser's depth (`cm(x, ----…t)`) is None, and an argument's text is the line's own, never rebuilt by recursion."""
     if call_code is None or len(call_code) > 500:
         return None
     text = call_code.strip()
-    shown_all = True
+    shown_all = closed = True
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        try:  # (the first line of a call split over lines: closed where it was cut)
-            tree = ast.parse(text + ")")
-        except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        text += ")"  # (the first line of a call split over lines: closed where it was cut)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        shown_all = text.endswith(",")
-    calls = [call for call in _outer_calls(tree)
-             if callee is None or (call.func.id if isinstance(call.func, ast.Name) else
-                                   call.func.attr if isinstance(call.func, ast.Attribute) else None) == callee]
-    found: list[CallArgument] = []
+        shown_all, closed = text.endswith(",)"), False
+    # (ast.walk walks with a queue, not recursion: safe on a deep line)
+    # (torch's own functions are never the compiled callable the line calls by the name the user gave it:
+    # `cm(torch.randn(n, 4),`, `torch.add(cm(x, t), u)`)
+    calls = [call for call in ast.walk(tree) if isinstance(call, ast.Call)
+             and (_callee_name(call) == callee if callee is not None else
+                  not (ast.get_source_segment(text, call.func) or "").startswith("torch."))]
+    found: list[CallArgument | None] = []  # (None: a call that could pass it, its argument not shown)
     for call in calls:
         keyword = next((kw.value for kw in call.keywords if kw.arg == local), None)
         if keyword is not None:
-            found.append(CallArgument(ast.unparse(keyword), keyword.id if isinstance(keyword, ast.Name) else None,
-                                      None))
+            found.append(CallArgument(ast.get_source_segment(text, keyword) or "?",
+                                      keyword.id if isinstance(keyword, ast.Name) else None, None))
             continue
         # (the last argument of a cut line may go on on the next: `cm(a, b` / `.float())`)
-        cut = not shown_all and call.end_lineno == 1 and call.end_col_offset == len(text) + 1
+        cut = not shown_all and call.end_lineno == 1 and call.end_col_offset == len(text)
         shown = call.args[:-1] if cut else call.args
-        if position is None or position >= len(shown) or any(isinstance(a, ast.Starred) for a in shown[:position + 1]):
+        splat = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
+        # (how many arguments it passes in all: not known where the line goes on)
+        passed = None if not closed or splat else len(call.args) + len(call.keywords)
+        position = slot.position(passed, bound) if slot is not None else None
+        if any(isinstance(a, ast.Starred) for a in shown[:(position or 0) + 1]):
+            found.append(None)
+            continue
+        if position is None:
+            if shown or call.keywords:  # (it passes arguments: one could be this, where is not known)
+                found.append(None)
+            continue
+        if position >= len(shown):
             continue
         arg = shown[position]
-        found.append(CallArgument(ast.unparse(arg), arg.id if isinstance(arg, ast.Name) else None, position))
+        found.append(CallArgument(ast.get_source_segment(text, arg) or "?", arg.id if isinstance(arg, ast.Name)
+                                  else None, position))
     return found[0] if len(found) == 1 else None
