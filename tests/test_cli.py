@@ -565,6 +565,7 @@ NOT_FOR_A_PLAIN_REPORT = (
     "ahocorasick",  # a log with provenance
     "gzip",  # a .gz log (or a .gz log beside it, or --save FILE.gz)
     "compilescope.analyses.recompiles.models",  # a recompile on a dtype (a model's parameters of another dtype)
+    "html.parser", "compilescope.render.html.header",  # --custom-header-html (html.parser compiles ~20 patterns)
 )
 
 

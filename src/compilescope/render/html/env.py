@@ -11,7 +11,6 @@ import functools
 import hashlib
 import os
 import re
-from html.parser import HTMLParser
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -75,62 +74,9 @@ def custom_header(html: str) -> dict[str, Markup]:
     are mended (balanced_html): a `<!--` left open hid the whole page, a `</main>` closed the page's."""
     if not html:
         return {"custom_header_html": Markup("")}
+    from compilescope.render.html.header import balanced_html  # (html.parser compiles 20 patterns: only with a header)
+
     return {"custom_header_html": Markup(balanced_html(html)), "script_src": Markup("'unsafe-inline'")}
-
-
-_VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-                        "wbr"})
-
-
-class _Balancer(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=False)
-        self.out: list[str] = []
-        self.open: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        self.out.append(self.get_starttag_text() or "")
-        if tag not in _VOID_TAGS:
-            self.open.append(tag)
-
-    def handle_startendtag(self, tag: str, attrs: Any) -> None:
-        self.out.append(self.get_starttag_text() or "")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.open:  # (one it did not open would close an element of the page: dropped)
-            while self.open:
-                opened = self.open.pop()
-                self.out.append(f"</{opened}>")
-                if opened == tag:
-                    break
-
-    def handle_data(self, data: str) -> None:
-        # (a script's or style's text is code; elsewhere a '<' the parser did not take for a tag, `<!--` left open
-        # included, is text)
-        self.out.append(data if self.open and self.open[-1] in ("script", "style") else data.replace("<", "&lt;"))
-
-    def handle_entityref(self, name: str) -> None:
-        self.out.append(f"&{name};")
-
-    def handle_charref(self, name: str) -> None:
-        self.out.append(f"&#{name};")
-
-    def handle_comment(self, data: str) -> None:
-        self.out.append(f"<!--{data}-->")
-
-
-def balanced_html(html: str) -> str:
-    """A trusted HTML fragment with its ordinary slips mended: every element it opens closed at its end, end tags of
-    elements it did not open dropped, an unterminated comment shown as text; doctypes and processing instructions
-    dropped. Not a sanitizer: Python's HTMLParser splits some markup unlike a browser (a comment ended by `--!>`, a
-    `</textarea>` inside an attribute of a textarea's text, `<plaintext>`, a script's `<!--<script>`), so crafted
-    markup can still reach past the fragment. The fragment is the user's own (given on the command line, as tlparse
-    inserts it raw) and may run script, which can change the whole page anyway: holding against such markup would
-    need a browser's tokenizer and protect nothing."""
-    parser = _Balancer()
-    parser.feed(html)
-    parser.close()
-    return "".join(parser.out) + "".join(f"</{tag}>" for tag in reversed(parser.open))
 
 
 # How pages are built from templates. Part of the template cache's key: a change here is never served stale.
