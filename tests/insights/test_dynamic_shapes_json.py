@@ -402,3 +402,74 @@ def test_the_sizes_say_a_restarted_compilation_once_as_the_recompile_steps_do(ca
     [s27] = [s for s in sizes if s["text"].startswith("s27 = 96")]
     assert s27["text"] == "s27 = 96 in [0/1] (any value ≥ 2)"
     assert s27["symbols"][0]["compile_ids"] == ["[0/1]", "[0/1_1]"]
+
+
+def _condition(ds: dict, expr: str) -> dict:
+    # (at its line: Inductor added `s70*… > 1` again where torch logged none)
+    [condition] = [c for p in ds["guards_by_line"] if p["location"] for c in p["conditions"] if c["expr"] == expr]
+    return condition
+
+
+def test_a_guard_only_a_restarted_attempt_added_is_no_guard_of_its_compilation(capsys, tmp_path):
+    # gpt2_train (CUDA, torch 2.11): [0/1]'s first attempt added `s27*Max(…) > 1`, then Dynamo restarted it; the
+    # attempt that compiled, [0/1_1], created s27 again and added no such guard: the compiled code does not check it,
+    # and no recompile can come of it. The summary, the JSON and the report listed it as [0/1]'s, linking [0/1_1].
+    from ..conftest import shared
+
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    expr = "s27*Max(1, s27 - (Mod(s27, 8)) + 8) > 1"
+    raw = RawLog(log)
+    assert [cid for cid, _, p in raw.of("guard_added_fast") if p["expr"] == expr] == ["[0/1]"]
+    assert "[0/1_1]" in [cid for cid, _, _ in raw.of("create_symbol")]  # (the attempt that compiled logged its own)
+    note = "added only by [0/1]'s first attempt, which Dynamo restarted: the compiled code does not check it"
+
+    shown = " ".join(_summary(capsys, log)["text"].split())  # (the terminal wraps the note)
+    assert f"{expr} {note}" in shown and f"{expr} [0/1]" not in shown
+    ds = _summary(capsys, log, "--json")["dynamic_shapes"]
+    assert _condition(ds, expr) == {"expr": expr, "compile_ids": ["[0/1]"], "count": 1, "compilations": [],
+                                    "discarded_attempts": ["[0/1]"], "discarded_text": note}
+    # Both attempts of [1/1] added `s70*… > 1`: its compiled attempt did, so it is [1/1]'s, with nothing discarded.
+    kept = _condition(ds, "s70*Max(1, s70 - (Mod(s70, 8)) + 8) > 1")
+    assert (kept["compilations"], kept["discarded_attempts"], kept["discarded_text"]) == (["[1/1]"], ["[1/1]"], None)
+
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    guards = page[page.index("<strong>Guards added, by line</strong>"):page.index('<details class="dyn-events">')]
+    row = guards[guards.index(html.escape(expr)):]
+    row = row[:row.index("</li>")]
+    assert note in html.unescape(row) and "href=" not in row  # a link only where the compiled attempt added it
+
+
+def test_a_torch_213_guard_only_a_restarted_attempt_added_is_said_so(capsys):
+    # library_args_multiline (tests/data/torch213/README.md): [0/1]'s first attempt added Eq(s77, s48) and was
+    # restarted at loss2's print; [0/1_1], which compiled, added none. [1/1]'s attempts both added Eq(s70, s48).
+    log = torch213("library_args_multiline.log.gz")
+    raw = RawLog(log)
+    assert [cid for cid, _, p in raw.of("guard_added_fast") if p["expr"] == "Eq(s77, s48)"] == ["[0/1]"]
+    assert [cid for cid, _, p in raw.of("guard_added_fast") if p["expr"] == "Eq(s70, s48)"] == ["[1/1]", "[1/1_1]"]
+    shown = _summary(capsys, log)["text"]
+    assert "Eq(s77, s48)  [0/1]" not in shown and "Eq(s70, s48)  [1/1]" in shown
+    ds = _summary(capsys, log, "--json")["dynamic_shapes"]
+    discarded = _condition(ds, "Eq(s77, s48)")
+    assert (discarded["compilations"], discarded["discarded_text"]) == (
+        [], "added only by [0/1]'s first attempt, which Dynamo restarted: the compiled code does not check it")
+    assert _condition(ds, "Eq(s70, s48)")["compilations"] == ["[1/1]"]
+
+
+def test_the_events_table_names_compilations_not_attempts(tmp_path):
+    # gpt2_train: the report's "Each event as torch logged it" rows named attempts ([1/1_1], [0/1_1]) where every
+    # other table names the compilation; a row of a restarted attempt says so. Each link leads to a row on the page.
+    from ..conftest import shared
+
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    table = page[page.index('<details class="dyn-events">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r'<tr><td><a [^>]*href="#([^"]+)"[^>]*>([^<]*)</a></td><td>([^<]*)</td>', table)
+    assert len(rows) == len(RawLog(log).events)
+    assert not [label for _, label, _ in rows if "_" in label]
+    assert ("[0/1]", "[0/1], its first attempt (not kept: Dynamo restarted it)", "guard added") in rows
+    assert ("[1/1_1]", "[1/1]", "guard added") in rows  # (the compiled attempt's row, linked)
+    anchors = set(re.findall(r'\bid="([^"]+)"', page))
+    assert all(html.unescape(target) in anchors for target, _, _ in rows)

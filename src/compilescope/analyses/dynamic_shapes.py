@@ -23,14 +23,15 @@ from typing import Any, Callable, ClassVar, Hashable, Iterable, TypeVar
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId, compilation_key
 from ..model.trace import Compile, Trace
-from ..wording import count
+from ..wording import and_list, count, possessive
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames, UsersNames
 from .installed_guards import GuardTrees
 from .passed_on import PassedOn
 from .stack_values import StackValues
+from .status import RESTARTED, compile_statuses
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
-                             export_call, exported_user_frame, placed_at_call, user_source_name)
+                             export_call, exported_user_frame, placed_at_call, user_source_name, ORDINALS)
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -328,6 +329,9 @@ class DynamicShapes:
     # code's (a module's scale, eps) is made a symbol from the first compile, and a line that needs one as a number
     # fixes it again.
     dynamic_compiles: list[str] = field(default_factory=list)
+    # The attempts Dynamo restarted ([0/1] where [0/1_1] compiled it: status.RESTARTED). What they added is in no
+    # compiled code: a guard only one of them added is checked by nothing, and no recompile comes of it.
+    discarded_attempts: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.symbols or self.specializations or self.guards)
@@ -343,7 +347,7 @@ class DynamicShapes:
     @property
     def guard_lines(self) -> list[GuardPlace]:
         """The guards by the line that added them (group_guards), those where torch logged no line left out."""
-        return [p for p in group_guards(self.guards) if p.location is not None]
+        return [p for p in group_guards(self.guards, self.discarded_attempts) if p.location is not None]
 
     @property
     def runtime_assert_lines(self) -> list[GuardPlace]:
@@ -358,7 +362,7 @@ class DynamicShapes:
     @property
     def unplaced_guards(self) -> GuardPlace | None:
         """The guards where torch logged no line, together (None when every guard has its line)."""
-        return next((p for p in group_guards(self.guards) if p.location is None), None)
+        return next((p for p in group_guards(self.guards, self.discarded_attempts) if p.location is None), None)
 
     @property
     def kind(self) -> str:
@@ -442,8 +446,16 @@ class DynamicShapes:
                 "overview": self.overview,
                 "specialized": [s.to_json() for s in self.specialized],
                 "sizes": [z.to_json() for z in self.sizes],
-                "guards_by_line": [p.to_json() for p in group_guards(self.guards)],
-                "dynamic_compiles": self.dynamic_compiles}
+                "guards_by_line": [p.to_json() for p in group_guards(self.guards, self.discarded_attempts)],
+                "dynamic_compiles": self.dynamic_compiles, "discarded_attempts": self.discarded_attempts}
+
+    def compilation_of(self, compile_id: str) -> str:
+        """An event's compile id as the events table says it, by compilation as the other tables do: "[0/1]" for
+        [0/1_1], the attempt that compiled it; "[0/1], its first attempt (not kept: Dynamo restarted it)" for [0/1]
+        where a later attempt compiled it (the row links the attempt itself either way)."""
+        if compile_id in self.discarded_attempts:
+            return f"{compilation_key(compile_id)}, its {_attempt_ordinal(compile_id)} attempt (not kept: Dynamo restarted it)"
+        return compilation_key(compile_id)
 
 
 def dynamo_config(entry: Compile) -> dict[str, Any] | None:
@@ -494,6 +506,7 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None,
     """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise);
     guard_trees: the log's, parsed once for the report (a wrapper frame's model is typed by its tree)."""
     result = DynamicShapes()
+    result.discarded_attempts = [str(cid) for cid, status in compile_statuses(trace).items() if status == RESTARTED]
     stack_values = stack_values if stack_values is not None else StackValues(trace)
     frames = CompiledFrames(trace)
     names = UsersNames(trace, guard_trees, frames)
@@ -720,6 +733,13 @@ def _by_compilation(compile_ids: list[str]) -> list[str]:
     return _distinct(compilation_key(cid) for cid in compile_ids)
 
 
+def _attempt_ordinal(compile_id: str) -> str:
+    """"first" for [0/1] (attempt 0), "second" for [0/1_1]."""
+    parsed = CompileId.parse(compile_id)
+    attempt = (parsed.attempt or 0) if parsed is not None else 0
+    return ORDINALS[attempt] if attempt < len(ORDINALS) else f"{attempt + 1}th"
+
+
 def _frame(compile_id: str) -> int | None:
     """The frame of a compile id ("[0/2_1]" -> 0): a size of one frame is another than the same name in another
     (f's L['x'] is not g's); compiled autograd's captures ("[!0/-/-]", "[!1/-/-]") are one frame (None)."""
@@ -905,8 +925,8 @@ class DynamicSize(_SizeEvents):
     def placement(self) -> list[PlacementPart]:
         """Where it is (placement): its symbols' line, and whether the user's call passed it in. Where compiles made
         it at other lines (the prompt passed in by the call at hf_llama.py:32, then by generate()'s at :37), each line
-        with the compiles that made it there, in the order of their first: "passed in by the call at hf_llama.py:32
-        for [0/0], [0/0_1]; passed in by the call at hf_llama.py:37 for [0/1]"; the first line alone would place
+        with the compilations that made it there, in the order of their first: "passed in by the call at hf_llama.py:32
+        for [0/0]; passed in by the call at hf_llama.py:37 for [0/1]"; the first line alone would place
         every compile's at it."""
         placed = self._placed()
         if len(placed) < 2:
@@ -916,7 +936,8 @@ class DynamicSize(_SizeEvents):
             where = placement(same[0].location, same[0].torch_location, same[0].passed_in)
             if parts:
                 where[0] = PlacementPart("; " + where[0].text, where[0].location, where[0].function_said)
-            parts += [*where, PlacementPart(f" for {', '.join(_distinct(s.compile_id for s in same))}")]
+            # (by compilation, as symbols_text: [0/0] and its restart [0/0_1] are one)
+            parts += [*where, PlacementPart(f" for {', '.join(_by_compilation([s.compile_id for s in same]))}")]
         return parts
 
     def _placed(self) -> list[list[SymbolCreated]]:
@@ -983,16 +1004,32 @@ class GuardCondition:
     expr: str
     compile_ids: list[str]
     count: int  # times added (a compile may add the same guard twice)
+    # Of compile_ids, the attempts Dynamo restarted (DynamicShapes.discarded_attempts): in no compiled code.
+    discarded_attempts: list[str] = field(default_factory=list)
 
     @property
     def compilations(self) -> list[str]:
-        """The compilations that added it, each once, as the other tables say them: "[1/1]" for gpt2_train's [1/1] and
-        its restarted attempt [1/1_1], which both added `s70*… > 1` (the report links each to the attempt that
-        compiled it). compile_ids keeps the attempts, for the JSON."""
-        return list(dict.fromkeys(compilation_key(cid) for cid in self.compile_ids))
+        """The compilations whose compiled code checks it, each once, as the other tables say them: "[1/1]" for
+        gpt2_train's `s70*… > 1`, which [1/1]'s restarted attempt and [1/1_1], which compiled, both added (the report
+        links each to the attempt that compiled it). Not [0/1] for `s27*… > 1`, which only its restarted attempt
+        added (discarded_text). compile_ids keeps the attempts, for the JSON."""
+        return _distinct(compilation_key(cid) for cid in self.compile_ids if cid not in self.discarded_attempts)
+
+    @property
+    def discarded_text(self) -> str | None:
+        """"added only by [0/1]'s first attempt, which Dynamo restarted: the compiled code does not check it", where
+        only attempts Dynamo restarted added it (a guard no compiled code checks is no reason for a recompile);
+        None where a compiled attempt added it too."""
+        if self.compilations or not self.discarded_attempts:
+            return None
+        attempts = [f"{possessive(compilation_key(cid))} {_attempt_ordinal(cid)} attempt" for cid in self.discarded_attempts]
+        restarted = "which Dynamo restarted" if len(attempts) == 1 else "each of which Dynamo restarted"
+        return f"added only by {and_list(attempts)}, {restarted}: the compiled code does not check it"
 
     def to_json(self) -> dict[str, Any]:
-        return {"expr": self.expr, "compile_ids": self.compile_ids, "count": self.count}
+        return {"expr": self.expr, "compile_ids": self.compile_ids, "count": self.count,
+                "compilations": self.compilations, "discarded_attempts": self.discarded_attempts,
+                "discarded_text": self.discarded_text}
 
 
 @dataclass
@@ -1039,13 +1076,17 @@ def group_sizes(symbols: list[SymbolCreated]) -> list[DynamicSize]:
                             s.source if s.source is not None else ("symbol", s.retrace_of or s.symbol)))]
 
 
-def group_guards(guards: list[GuardAdded]) -> list[GuardPlace]:
+def group_guards(guards: list[GuardAdded], discarded_attempts: Iterable[str] = ()) -> list[GuardPlace]:
     """The guards by the line that added them, in the order of their first guard, each expression once with its
-    compiles; the guards where torch logged no line last, together."""
+    compiles; the guards where torch logged no line last, together. discarded_attempts: the attempts Dynamo
+    restarted (DynamicShapes.discarded_attempts); a line's conditions that only they added come after the others."""
     places = []
+    discarded = set(discarded_attempts)
     # A line's runtime asserts apart from its guards; those where torch logged no line stay one place.
     for group in _grouped(guards, lambda g: (g.location.key, g.runtime_assert) if g.location else None):
-        conditions = [GuardCondition(same[0].expr, _distinct(g.compile_id for g in same), len(same))
-                      for same in _grouped(group, lambda g: g.expr)]
+        conditions = [GuardCondition(same[0].expr, ids, len(same), [cid for cid in ids if cid in discarded])
+                      for same in _grouped(group, lambda g: g.expr)
+                      for ids in (_distinct(g.compile_id for g in same),)]
+        conditions.sort(key=lambda c: not c.compilations and bool(c.discarded_attempts))
         places.append(GuardPlace(_first_location(group), conditions, all(g.runtime_assert for g in group)))
     return sorted(places, key=lambda p: p.location is None)

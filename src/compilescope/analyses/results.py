@@ -30,16 +30,16 @@ RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was
 # (a field it lacks would load as its default: every recompile avoidable, no AOTInductor package), and say in
 # RESULTS_ADDED what the new version added, which a refused older file is told it lacks.
-# 18, 17, 16, 15, 14, 13, 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
+# 19, 18, 17, 16, 15, 14, 13, 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
 # CompileCache.reason_numbers: were worked out where they were shown);
 # 8: the stacks outside any compilation are grouped by the user's frames (outside_stacks; was one trie);
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 18
+RESULTS_VERSION = 19
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "ae32795670905c2c"
+RESULTS_FINGERPRINT = "7197912431016a70"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -85,6 +85,8 @@ RESULTS_ADDED = {
         "whole on other pages, cut on the metrics pages with links there (MetricGroups.elsewhere: "
         "inductor_provenance, the kernels' stack traces); and whether a transformed code page holds its guards or "
         "links to them only (TransformedCode.guards_inline: a guard tree of hundreds of KB)",
+    19: "the attempts Dynamo restarted, whose guards no compiled code checks: a guard only they added is said so, not "
+        "listed as its compilation's (DynamicShapes.discarded_attempts)",
 }
 
 

@@ -609,7 +609,7 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     def conditions(place: GuardPlace, shown: int) -> Text:
         text = TerminalText()
         for c in place.conditions[:shown]:
-            text.append(f"\n{c.expr}").append(f"  {', '.join(c.compilations)}", style="dim")
+            text.append(f"\n{c.expr}").append(f"  {c.discarded_text or ', '.join(c.compilations)}", style="dim")
         if len(place.conditions) > shown:
             text.append(f"\n… {len(place.conditions) - shown} more (--json lists them)", style="dim")
         return text
