@@ -101,6 +101,12 @@ class CompileCache:
         return ", ".join(outcomes) if outcomes else None
 
     @property
+    def compilation(self) -> str:
+        """Its compile id by compilation, as the recompile steps say it: "[1/0]" for gpt2_train's [1/0_1] (the attempt
+        that compiled [1/0] after Dynamo restarted it made the lookups); its row links the attempt."""
+        return compilation_key(self.compile_id)
+
+    @property
     def bypass_reasons(self) -> list[str]:
         """Why each bypassed lookup bypassed its cache, in the order they ran (a lookup that logged none: left out)."""
         return [e.bypass_reason for e in self.events if e.bypass_reason]
