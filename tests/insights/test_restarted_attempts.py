@@ -3,6 +3,7 @@ that compiled it after Dynamo restarted it ("[1/0_1]"); their links lead to that
 
 from __future__ import annotations
 
+import html
 import re
 
 from ..conftest import run_cli, shared
@@ -33,3 +34,24 @@ def test_the_caches_table_names_compilations_linking_the_attempt_that_made_the_l
     shown = capsys.readouterr().out
     caches = shown[shown.index("Caches ("):]
     assert re.search(r"^\[1/0\] +forward miss", caches, re.M) and "[1/0_1]" not in caches.split("\n\n")[0]
+
+
+def test_a_restarted_attempts_cache_row_is_told_apart_from_the_attempt_that_compiled(tmp_path, capsys):
+    # regional_dynamic (tests/data/torch213/README.md): [0/0] missed the AOTAutograd cache, then Dynamo restarted it
+    # (TensorifyScalarRestartAnalysis) and [0/0_1] compiled the frame, missing both caches. By compilation alone both
+    # rows would read [0/0]; the restarted one says which attempt it was.
+    from ..conftest import torch213
+
+    log = torch213("regional_dynamic.log.gz")
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    table = page[page.index('<table class="caches">'):]
+    table = html.unescape(table[:table.index("</table>")])
+    rows = re.findall(r'<tr><td><a [^>]*href="#([^"]+)"[^>]*>([^<]*)</a></td>', table)
+    assert rows == [("[0/0]", "[0/0]'s first attempt, not kept"), ("[0/0_1]", "[0/0]")]
+    capsys.readouterr()
+    assert run_cli("summary", log) == 0
+    shown = capsys.readouterr().out
+    caches = shown[shown.index("compile id   "):shown.index("Dynamic shapes (")]  # (the table)
+    assert re.search(r"^\[0/0\]'s first attempt, not +- +miss", caches, re.M)  # (its label wraps: "kept" below)
+    assert re.search(r"^\[0/0\] +miss +miss", caches, re.M) and "[0/0_1]" not in caches

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import compilation_key
+from ..model.ids import compilation_key, restarted_attempt_label
 from ..model.payloads import json_object
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
@@ -101,12 +101,6 @@ class CompileCache:
         return ", ".join(outcomes) if outcomes else None
 
     @property
-    def compilation(self) -> str:
-        """Its compile id by compilation, as the recompile steps say it: "[1/0]" for gpt2_train's [1/0_1] (the attempt
-        that compiled [1/0] after Dynamo restarted it made the lookups); its row links the attempt."""
-        return compilation_key(self.compile_id)
-
-    @property
     def bypass_reasons(self) -> list[str]:
         """Why each bypassed lookup bypassed its cache, in the order they ran (a lookup that logged none: left out)."""
         return [e.bypass_reason for e in self.events if e.bypass_reason]
@@ -159,6 +153,15 @@ class Caches:
     reason_numbers: dict[str, int] = field(default_factory=dict)
     # Each bypass reason -> the compile ids with a lookup that bypassed for it, in the order they ran.
     compiles_by_reason: dict[str, list[str]] = field(default_factory=dict)
+
+    def compilation_of(self, row: CompileCache) -> str:
+        """A row's compile id as the table says it, by compilation as the recompile steps do: "[1/0]" for gpt2_train's
+        [1/0_1], the attempt that compiled [1/0] after Dynamo restarted it; an attempt Dynamo restarted after its
+        lookups apart, "[0/0]'s first attempt, not kept" (regional_dynamic's [0/0] missed the AOTAutograd
+        cache, then [0/0_1] compiled it). Each row links its own attempt."""
+        if row.compile_id in self.restarted_misses or row.compile_id in self.fx_unlogged_restarted:
+            return restarted_attempt_label(row.compile_id)
+        return compilation_key(row.compile_id)
 
     def reason_number(self, reason: str) -> int:
         """A bypass reason's number in bypass_reasons (from 1)."""

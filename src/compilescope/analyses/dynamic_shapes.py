@@ -21,7 +21,7 @@ import orjson
 from typing import Any, Callable, ClassVar, Hashable, Iterable, TypeVar
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import CompileId, compilation_key
+from ..model.ids import CompileId, attempt_ordinal, compilation_key, restarted_attempt_label
 from ..model.trace import Compile, Trace
 from ..wording import and_list, count, possessive
 from .aoti import aoti_call
@@ -31,7 +31,7 @@ from .passed_on import PassedOn
 from .stack_values import StackValues
 from .status import RESTARTED, compile_statuses
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
-                             export_call, exported_user_frame, placed_at_call, user_source_name, ORDINALS)
+                             export_call, exported_user_frame, placed_at_call, user_source_name)
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -451,11 +451,9 @@ class DynamicShapes:
 
     def compilation_of(self, compile_id: str) -> str:
         """An event's compile id as the events table says it, by compilation as the other tables do: "[0/1]" for
-        [0/1_1], the attempt that compiled it; "[0/1], its first attempt (not kept: Dynamo restarted it)" for [0/1]
+        [0/1_1], the attempt that compiled it; "[0/1]'s first attempt, not kept" for [0/1]
         where a later attempt compiled it (the row links the attempt itself either way)."""
-        if compile_id in self.discarded_attempts:
-            return f"{compilation_key(compile_id)}, its {_attempt_ordinal(compile_id)} attempt (not kept: Dynamo restarted it)"
-        return compilation_key(compile_id)
+        return restarted_attempt_label(compile_id) if compile_id in self.discarded_attempts else compilation_key(compile_id)
 
 
 def dynamo_config(entry: Compile) -> dict[str, Any] | None:
@@ -731,13 +729,6 @@ def _by_compilation(compile_ids: list[str]) -> list[str]:
     """Compile ids as the text says them, by compilation (the recompile steps' compilation_label): "[0/1]" once for
     [0/1] and its restart [0/1_1], which are one compilation. The JSON keeps each id."""
     return _distinct(compilation_key(cid) for cid in compile_ids)
-
-
-def _attempt_ordinal(compile_id: str) -> str:
-    """"first" for [0/1] (attempt 0), "second" for [0/1_1]."""
-    parsed = CompileId.parse(compile_id)
-    attempt = (parsed.attempt or 0) if parsed is not None else 0
-    return ORDINALS[attempt] if attempt < len(ORDINALS) else f"{attempt + 1}th"
 
 
 def _frame(compile_id: str) -> int | None:
@@ -1022,7 +1013,7 @@ class GuardCondition:
         None where a compiled attempt added it too."""
         if self.compilations or not self.discarded_attempts:
             return None
-        attempts = [f"{possessive(compilation_key(cid))} {_attempt_ordinal(cid)} attempt" for cid in self.discarded_attempts]
+        attempts = [f"{possessive(compilation_key(cid))} {attempt_ordinal(cid)} attempt" for cid in self.discarded_attempts]
         restarted = "which Dynamo restarted" if len(attempts) == 1 else "each of which Dynamo restarted"
         return f"added only by {and_list(attempts)}, {restarted}: the compiled code does not check it"
 
