@@ -428,7 +428,7 @@ def test_an_expression_a_call_split_over_lines_passes_is_said_by_its_place():
     # forward makes it (`out = self.l(x)`, then `return loss2(target, out)`, as the graph break's traceback shows).
     frames = _frames(torch213("library_args_multiline.log.gz"))
     (forward_advice,) = frames["forward"].advice
-    assert ("(forward's x at index 0, the first argument of the call at library_args.py:28 (`torch.randn(n, 4)`))"
+    assert ("(`torch.randn(n, 4)` at index 0, the first argument of the call at library_args.py:28, as forward's x)"
             in forward_advice)
     assert "mark_dynamic(x," not in forward_advice
     (step,) = frames["forward"].steps

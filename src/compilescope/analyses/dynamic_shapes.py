@@ -562,6 +562,13 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
         passed = passed_on.of(compile_id, compiled, local) if local.isidentifier() else None
         if passed is None or passed.made_by is None:
             symbol.location, symbol.passed_in = caller, True
+        users = passed.users_name(local) if passed is not None else None
+        rest = symbol.source[symbol.source.find("']") + 2:]
+        # (the user's tensor by their name, as recompiles' advice says it: t, not forward's target; Dynamo's source
+        # stays beside it. Only the argument's own size or value: an item of it, L['args'][1], is no tensor passed)
+        if passed is not None and users is not None and (not rest or rest.startswith(".")):
+            function = compiled.function if compiled is not None else None
+            symbol.source_text = f"{users}{rest} ({passed.as_argument(function, local)})"
 def _made_by(sym: dict) -> str | None:
     """The torch function that made an unbacked symbol: its Python stack's innermost ("local_scalar_dense" for
     .item(), "nonzero" for a boolean mask)."""
@@ -947,8 +954,13 @@ class DynamicSize(_SizeEvents):
 
     @property
     def source_text(self) -> str | None:
-        """The source in words, where it is a name Dynamo made (SymbolCreated.source_text)."""
-        return next((s.source_text for s in self.symbols if s.source_text), None)
+        """The source in words, where it is a name Dynamo made (SymbolCreated.source_text). Where its symbols say it
+        differently (loss3's pred: the user's t, passed on by one library function, another function's own value in
+        a recompile of the same frame), the source in the frame's words: one user's name would be wrong for the rest."""
+        texts = _distinct(s.source_text for s in self.symbols if s.source_text)
+        if len(texts) > 1 and self.source is not None:
+            return user_source_name(self.source)
+        return texts[0] if texts else None
 
     @property
     def symbol_names(self) -> list[str]:

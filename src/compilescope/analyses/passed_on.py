@@ -23,12 +23,26 @@ _DEPTH = 8  # library functions that pass a tensor on, one into the next, follow
 class Passed(NamedTuple):
     """Where a frame's argument came from: the user's call's argument (argument, None where its text does not show
     it), through the library functions that passed it on, outermost first (("forward",) for loss3's target); or
-    made_by: the library function whose own value it is (forward, for loss2's pred: its local `out`). (A NamedTuple:
-    a placement's working, never saved.)"""
+    made_by: the library function whose own value it is (forward, for loss2's pred: its local `out`), made_at: its
+    line that passed the value on (forward's `return loss2(target, out)`). (A NamedTuple: a placement's working, never
+    saved.)"""
 
     argument: CallArgument | None
     through: tuple[str, ...] = ()
     made_by: str | None = None
+    made_at: UserLocation | None = None
+
+    def as_argument(self, function: str | None, local: str) -> str:
+        """The frame's argument `local` in words, as recompiles' advice and the dynamic shapes section both say it:
+        "forward's target", "loss3's target, which forward passes on"."""
+        on = f", which {' and '.join(self.through)} passes on" if self.through else ""
+        return f"{function or 'the function'}'s {local}{on}"
+
+    def users_name(self, local: str) -> str | None:
+        """The name the user's call passed the argument by, where it settles one that is not the frame's own
+        (`t`, for forward's target); None: the frame's own name is the user's, or the call passed an expression."""
+        name = self.argument.name if self.argument is not None else None
+        return None if name is None or (name == local and not self.through) else name
 
 
 class PassedOn:
@@ -103,9 +117,10 @@ class PassedOn:
         if outer_tree is None:
             return None
         if found.name is None or not tree_reads_local(outer_tree, found.name):
-            return Passed(None, made_by=line.function)  # (not an argument of the library's function: its own value)
+            return Passed(None, made_by=line.function, made_at=line)  # (not an argument of the library's function: its own value)
         outer = self.of(broken.compile_id, line, found.name, depth + 1)
-        return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by) if outer else None
+        return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by, outer.made_at) if outer \
+            else None
 
 
 def _same_line(one: UserLocation | None, other: UserLocation) -> bool:

@@ -13,6 +13,7 @@ from ...wording import and_list, first_listed, possessive
 from ..dynamic_shapes import dynamo_config
 from ..graph_breaks.resume_names import function_label, resume_of
 from ..installed_guards import GuardTree, tree_marked_dims
+from ..passed_on import Passed
 from ..stack_values import StackValue
 from ..user_locations import UserLocation, code_origin, user_source_name
 from . import FailedGuard, NUMPY_DTYPES, RecompileStep, TORCH_DTYPE_WORDS, numpy_array
@@ -169,23 +170,34 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
     if static:
         named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}{w}' for t, d, w in sizes[:_SIZES_LISTED])}" + (
             f"; {len(sizes) - _SIZES_LISTED} more)" if len(sizes) > _SIZES_LISTED else ")")
-        arg, dim = sizes[0][:2] if len(sizes) == 1 else ("tensor", "dim")
-        arg = arg if arg.isidentifier() else "tensor"
-        return (f"Sizes change between calls{named}, and {STATIC_WORDS}: mark the dimension dynamic with "
-                f"torch._dynamo.mark_dynamic({arg}, {dim}) before the call, or drop dynamic=False (torch then makes a "
-                "size dynamic once it changes).")
+        how = _mark_one(*sizes[0][:2]) if len(sizes) == 1 else "mark the dimension dynamic with " \
+            "torch._dynamo.mark_dynamic(tensor, dim)"
+        before = "" if how.endswith("pass that name") else " before the call"  # (an expression's says where)
+        return (f"Sizes change between calls{named}, and {STATIC_WORDS}: {how}{before}, or drop dynamic=False "
+                "(torch then makes a size dynamic once it changes).")
     if not sizes:
         return ADVICE["size"]
     if len(sizes) == 1:
         tensor, dim, where = sizes[0]
-        arg = tensor if tensor.isidentifier() else "tensor"
-        return (f"Sizes change between calls ({tensor} at index {dim}{where}): mark that dimension dynamic with "
-                f"torch._dynamo.mark_dynamic({arg}, {dim}), or compile with dynamic=True.")
+        return (f"Sizes change between calls ({tensor} at index {dim}{where}): {_mark_one(tensor, dim, 'that')}, or "
+                "compile with dynamic=True.")
     listed = "; ".join(f"{tensor} at index {dim}{where}" for tensor, dim, where in sizes[:_SIZES_LISTED])
     if len(sizes) > _SIZES_LISTED:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
     return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
             "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
+
+
+def _mark_one(tensor: str, dim: str, which: str = "the") -> str:
+    """How to mark one size dynamic, in code only where the tensor is a name the user can pass
+    (torch._dynamo.mark_dynamic(t, 0)); an expression their call passes (`torch.randn(n, 4)`) or a name that is no
+    variable of theirs (args[0]) in words: a placeholder that looks like code (mark_dynamic(tensor, 0)) is none."""
+    if tensor.isidentifier():
+        return f"mark {which} dimension dynamic with torch._dynamo.mark_dynamic({tensor}, {dim})"
+    if tensor.startswith("`") and tensor.endswith("`"):
+        return (f"mark dimension {dim} of the tensor {tensor} makes dynamic: torch._dynamo.mark_dynamic takes the "
+                "tensor, so give it a name before the call, mark it, and pass that name")
+    return f"mark dimension {dim} of the tensor passed as {tensor} dynamic with torch._dynamo.mark_dynamic"
 
 
 def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, int], static: bool = False) -> str:
@@ -238,9 +250,11 @@ def stack_size_advice(value: StackValue, dim: str) -> str:
 
 
 def library_size_advice(tensor: str, dim: str, code: UserLocation | None, caller: UserLocation | None,
-                        made_dynamic: bool) -> str:
+                        made_dynamic: bool, passed: Passed | None = None) -> str:
     """The advice for a size that changed of a value the library made and passed to a frame compiled apart (the
-    output dataclass __init__'s `logits`, made by transformers' forward): no tensor of the user's to mark dynamic."""
+    output dataclass __init__'s `logits`, made by transformers' forward): no tensor of the user's to mark dynamic.
+    passed: where the log shows the library function that made it (Passed.made_by: forward, for loss2's pred), that
+    function and its line that passed it on are named."""
     # (a resume function by what it is, the rest of the library's function after its graph break: the value is one of
     # that function's locals, carried across the break, not passed in)
     resumed = resume_of(code.function) if code is not None else None
@@ -253,9 +267,14 @@ def library_size_advice(tensor: str, dim: str, code: UserLocation | None, caller
     made = (" torch made that dimension dynamic at this recompile, so later sizes reuse it; to have it dynamic from "
             "the first compile" if made_dynamic else " To have it dynamic from the first compile")
     how = f"carried across the graph break into {frame}" if resumed else f"passed to {frame}"
-    return (f"The size that changed ({tensor} at index {dim}) is of a value the code your call{call} runs made and "
-            f"{how}, compiled apart inside that call: there is no tensor of yours named {tensor} to mark "
-            f"dynamic.{made}, compile with dynamic=True.")
+    maker = f"the code your call{call} runs"
+    if passed is not None and passed.made_by and not resumed:
+        at = passed.made_at
+        line = f" at {at.short}" + (f" (`{at.code}`)" if at.code else "") if at is not None else ""
+        maker, how = f"{passed.made_by}, which your call{call} runs,", f"{how}{line}"
+    return (f"The size that changed ({tensor} at index {dim}) is of a value {maker} made and {how}, compiled apart "
+            f"inside that call: there is no tensor of yours named {tensor} to mark dynamic.{made}, compile with "
+            "dynamic=True.")
 
 
 def marking_call(tree: GuardTree, source: str, dim: str) -> str | None:

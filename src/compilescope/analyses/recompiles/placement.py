@@ -234,7 +234,7 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                                                                 passed_by):
                 # (the library's own tensor, logits: no name of the user's to mark dynamic)
                 advice = library_size_advice(guard.tensor_text or size["tensor"], size["dim"], code, caller,
-                                             bool(step.dynamic_symbol))
+                                             bool(step.dynamic_symbol), passed_by)
                 if advice not in cache_advice:
                     cache_advice.append(advice)
             elif guard.cache_class is None:
@@ -246,6 +246,8 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                           else None) or guard.tensor_text or size["tensor"]
                 if passed and passed_by is not None and passed_by.argument is not None and guard.location is not None:
                     tensor, passed = _say_passed(guard, passed_by, code, size["tensor"], guard.location)
+                    if source is not None and passed_by.users_name(size["tensor"]) is not None:
+                        step.dynamic_of = f"{possessive(tensor)} dimension {size['dim']}"  # (t's, as the advice)
                 if not any(t == tensor and d == size["dim"] for t, d, _ in sizes):
                     sizes.append((tensor, size["dim"], passed))
             elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
@@ -265,16 +267,16 @@ def _say_passed(guard: FailedGuard, passed: Passed, code: UserLocation | None, l
     (`torch.randn(n, 4)`) is said by its place in the call, the tensor passed there."""
     argument = passed.argument
     assert argument is not None
-    function = (code.function if code is not None else None) or "the function"
-    own = f"{function}'s {local}"
-    on = f", which {' and '.join(passed.through)} passes on" if passed.through else ""
-    if argument.name is not None and argument.name == local and not passed.through:
+    own = passed.as_argument(code.function if code is not None else None, local)
+    users = passed.users_name(local)
+    if argument.name is not None and users is None:
         return local, f", passed in by the call at {call.short}"
-    if argument.name is not None:
-        guard.tensor_text = f"{argument.name} ({own}{on})"
-        return argument.name, f", passed in by the call at {call.short} as {own}{on}"
-    guard.tensor_text, guard.location_kind = f"{own}{on}, {argument.ordinal}", "argument"
-    return own, f"{on}, {argument.ordinal} of the call at {call.short} (`{argument.text}`)"
+    if users is not None:
+        guard.tensor_text = f"{users} ({own})"
+        return users, f", passed in by the call at {call.short} as {own}"
+    guard.tensor_text, guard.location_kind = f"{own}, {argument.ordinal}", "argument"
+    # (the expression is what the user sees on their line: the advice names its tensor by it)
+    return f"`{argument.text}`", f", {argument.ordinal} of the call at {call.short}, as {own}"
 
 
 def _name_as_the_user(guard: FailedGuard, entry: Compile, names: UsersNames) -> None:

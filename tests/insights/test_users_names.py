@@ -1,0 +1,90 @@
+"""A tensor the user's call passed to a library's compiled frame is named the same way everywhere: the recompile's
+advice, its step, and the Dynamic shapes section (terminal, report, summary --json) say the user's name for it where
+the log settles one (`t`, where `cm(x, t)` calls `forward(self, x, target)`), with torch's name beside it, and an
+expression or a value the library made in words a user can act on, never a placeholder that looks like code."""
+
+from __future__ import annotations
+
+import json
+
+from compilescope.analyses.insights.analysis import insights
+from compilescope.analyses.recompiles.advice import size_advice
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import REPO, run_cli, torch213
+
+PROGRAMS_213 = REPO / "tests" / "data" / "torch213" / "programs"
+MYLIB = PROGRAMS_213 / "library_args_site" / "lib" / "python3.11" / "site-packages" / "mylib" / "__init__.py"
+
+
+def _line(path, number: int) -> str:
+    return path.read_text().splitlines()[number - 1].strip()
+
+
+def _sizes(log) -> dict:
+    """The Dynamic shapes section's sizes by (torch's source, their compile ids)."""
+    with read_trace(str(log)) as trace:
+        found = insights(trace)
+        return {(z.source, tuple(z.compile_ids)): z.source_text for z in found.dynamic_shapes.sizes}
+
+
+def test_the_dynamic_shapes_section_names_a_passed_tensor_as_the_advice_does(capsys):
+    # library_args.py (target): `cm(x, t)`, line 26, into Net3's forward(self, x, target), which passes target on to
+    # loss3: the advice says mark_dynamic(t, 0) for both; the section said target.size()[0].
+    assert _line(PROGRAMS_213 / "library_args.py", 26) == "out = cm(x, t)"
+    log = torch213("library_args_target.log.gz")
+    sizes = _sizes(log)
+    assert sizes[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == "t.size()[0] (forward's target)"
+    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == (
+        "t.size()[0] (loss3's target, which forward passes on)")
+    assert sizes[("L['d'].size()[0]", ("[2/1]",))] == "d.size()[0]"  # (loss3's own local: torch's words)
+    assert run_cli("summary", log) == 0
+    shown = capsys.readouterr().out
+    assert "mark_dynamic(t, 0)" in shown and "t.size()[0] (forward's target)" in shown
+    assert "[0/1] compiled t's dimension 0 as dynamic (s48)" in shown  # (the step, as the advice names it)
+    assert run_cli("summary", "--json", log) == 0
+    said = json.loads(capsys.readouterr().out)["dynamic_shapes"]["sizes"]
+    # (torch's source kept beside the user's words)
+    assert {(z["source"], z["source_text"]) for z in said} >= {
+        ("L['target'].size()[0]", "t.size()[0] (forward's target)"),
+        ("L['target'].size()[0]", "t.size()[0] (loss3's target, which forward passes on)")}
+
+
+def test_a_size_whose_compiles_were_passed_different_tensors_keeps_torchs_name():
+    # library_calls.py (twocallers): Net3 calls loss3(out, target) (line 29's cm), Net4 loss3(target, out) (line 30's
+    # cm4): loss3's pred is the user's t in [1/1] (from Net4) and Net3's own `out` in [1/2]. One row for both: the
+    # user's name would be wrong for one of them.
+    assert _line(MYLIB, 45) == "return loss3(out, target)" and _line(MYLIB, 57) == "return loss3(target, out)"
+    sizes = _sizes(torch213("library_calls_twocallers.log.gz"))
+    assert sizes[("L['pred'].size()[0]", ("[1/1]", "[1/1_1]", "[1/2]", "[1/2_1]"))] == "pred.size()[0]"
+    # (a size only [1/1] made, from Net4's call: pred is t there)
+    assert sizes[("L['pred'].size()[1]", ("[1/1]", "[1/1_1]"))] == "t.size()[1] (loss3's pred, which forward passes on)"
+
+
+def test_an_expression_the_call_passes_is_the_tensor_to_mark_not_a_placeholder():
+    # library_args.py (multiline): `cm(torch.randn(n, 4),` / `target=t)`: forward's x is the call's first argument,
+    # an expression. The advice said torch._dynamo.mark_dynamic(tensor, 0), a placeholder that reads as code.
+    assert _line(PROGRAMS_213 / "library_args.py", 28) == "out = cm(torch.randn(n, 4),"
+    with read_trace(str(torch213("library_args_multiline.log.gz"))) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (advice,) = frames["forward"].advice
+    assert ("(`torch.randn(n, 4)` at index 0, the first argument of the call at library_args.py:28, as forward's x): "
+            "mark dimension 0 of the tensor `torch.randn(n, 4)` makes dynamic") in advice
+    assert "mark_dynamic(tensor" not in advice and "mark_dynamic(x," not in advice
+    # A name that is no variable of the user's (a wrapper's args[0]) is said in words too; a name, in code.
+    said = size_advice([("args[0]", "0", "")])
+    assert "mark dimension 0 of the tensor passed as args[0] dynamic with torch._dynamo.mark_dynamic" in said
+    assert "mark_dynamic(tensor" not in said and "mark_dynamic(tensor" not in size_advice([("args[0]", "0", "")], True)
+    assert "torch._dynamo.mark_dynamic(t, 0)" in size_advice([("t", "0", "")])
+
+
+def test_a_value_the_library_makes_names_the_function_that_made_it():
+    # library_args.py (multiline): Net2.forward makes `out` (line 34) and calls loss2(target, out) (line 35): loss2's
+    # pred is forward's value, as the graph break's traceback shows; the advice said only the code the call runs.
+    assert _line(MYLIB, 35) == "return loss2(target, out)"
+    with read_trace(str(torch213("library_args_multiline.log.gz"))) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (advice,) = frames["loss2"].advice
+    assert ("is of a value forward, which your call at library_args.py:28 runs, made and passed to loss2 "
+            "(__init__.py:7, library code) at __init__.py:35 (`return loss2(target, out)`)") in advice
+    assert "there is no tensor of yours named pred to mark dynamic" in advice
