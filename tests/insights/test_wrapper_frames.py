@@ -163,8 +163,9 @@ def test_a_wrapper_shared_by_two_users_functions_is_named_by_neither(capsys, tmp
     # both one frame (wrap_inline's `inner`): [0/0], [0/1] run scale (their symbols' user stacks say so), [0/2], [0/3]
     # shift, which log no user stack: only their guard trees' TENSOR_MATCH on args[0] sits in shift. Named by scale,
     # shift's compiles read "runs scale" and their args[0] "x"; no one function runs the frame, so torch's names stay
-    # for the frame and for shift's compiles, and scale's own compiles, which the log proves, name args[0] `x` (they
-    # read `args[0]` while the frame named none of its compiles).
+    # for the frame, and scale's own compiles, which the log proves, name args[0] `x` (they read `args[0]` while the
+    # frame named none of its compiles). Shift's compiles prove theirs by their trees alone: every site of args[0] is
+    # its first use in shift, `return y - 3`, a line reading y only (they read `args[0]` while stacks were asked for).
     from compilescope.analyses.analyze import analyze
     from compilescope.analyses.compiled_frames import passed_arguments
     from compilescope.analyses.installed_guards import GuardTrees
@@ -187,11 +188,11 @@ def test_a_wrapper_shared_by_two_users_functions_is_named_by_neither(capsys, tmp
     [facts_frame] = facts.frames.values()
     assert "scale" not in facts_frame.label
     steps = {s.compile_id: s for s in frame.steps}
-    assert steps["[0/3]"].guard.location_label == "args[0] first used at"
+    assert steps["[0/3]"].guard.location_label == "y first used at"
     assert steps["[0/1]"].guard.location_label == "x first used at"
     assert run_cli("summary", str(log)) == 0
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
-    assert "args[0] first used at two_wrapped.py:17 in shift · return y - 3" in shown
+    assert "y first used at two_wrapped.py:17 in shift · return y - 3" in shown
     assert "x first used at two_wrapped.py:10 in scale · if x.shape[0] == 5:" in shown
     assert "[0/1] compiled x's dimension 0 as dynamic (s33)" in shown
     assert "torch._dynamo.mark_dynamic(x, 0)" in shown and "runs scale" not in shown

@@ -17,7 +17,7 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from .installed_guards import GUARDS_ARTIFACT, GuardSite, GuardTree, GuardTrees, tree_holds_module, tree_locals
-from .user_locations import (UserLocation, code_origin, is_framework_file, is_torch_file, last_user_stack_frame,
+from .user_locations import (UserLocation, code_origin, is_clipped_torch_file, is_framework_file, is_torch_file, last_user_stack_frame,
                              traceback_frames, user_source_name)
 
 
@@ -379,17 +379,34 @@ def passed_arguments(entries: list[Compile], guard_trees: GuardTrees) -> dict[st
     function's argument, or passed on again), or two compiles name one argument differently: the log then cannot
     tell."""
     wrapped = wrapped_by_passing_on(entries, guard_trees)
-    if wrapped is None:
+    trees = list(frame_trees(guard_trees, entries))
+    one = _sites_function(entries, trees) if wrapped is None else None
+    if wrapped is None and one is None:
         return {}
     found: dict[str, str] = {}
-    for tree in frame_trees(guard_trees, entries):
+    for tree in trees:
         for argument, site in _argument_sites(tree):
-            if not _site_in(site, wrapped):
+            if (wrapped is not None and not _site_in(site, wrapped)) or (
+                    wrapped is None and (site.path, site.function) != one):
                 return {}
             names = _names_read(site.code)
             if len(names) != 1 or found.setdefault(argument, next(iter(names))) not in names:
                 return {}
     return found
+
+
+def _sites_function(entries: list[Compile], trees: list[GuardTree]) -> tuple[str, str] | None:
+    """The one function, not torch's, every argument site of the compiles' guard trees is in ((path, function)), where
+    no user stack of theirs shows a function the wrapper passes on to (two_wrapped's [0/3], shift compiled with
+    dynamic=False: no symbol, no stack; its tree's TENSOR_MATCH on args[0] sits at `return y - 3 ... in shift`, the
+    tensor's first use, the same proof passed_arguments reads where stacks name the function); None otherwise."""
+    if any(True for entry in entries for _ in _passed_on_to(entry)):
+        return None
+    found = {(site.path, site.function) for tree in trees for _, site in _argument_sites(tree)}
+    if len(found) != 1:
+        return None
+    [one] = found
+    return None if is_clipped_torch_file(one[0]) else one
 
 
 class UsersNames:
