@@ -88,3 +88,29 @@ def test_a_value_the_library_makes_names_the_function_that_made_it():
     assert ("is of a value forward, which your call at library_args.py:28 runs, made and passed to loss2 "
             "(__init__.py:7, library code) at __init__.py:35 (`return loss2(target, out)`)") in advice
     assert "there is no tensor of yours named pred to mark dynamic" in advice
+
+
+def test_a_keyword_the_users_call_passes_is_named_by_their_variable_where_the_call_settles_it(capsys):
+    # gpt2_train.py:13 is `out = cmodel(input_ids=ids, labels=ids)`: transformers' `wrapper` (frame 0), which the
+    # call runs as the module's forward, takes them as its kwargs: its kwargs['input_ids'] is the user's ids, as the
+    # advice says. Forward (frame 1) is called by the wrapper's compiled code, and the log shows no line of it that
+    # settles its input_ids: torch's name stays in its step and its size.
+    from ..conftest import shared
+
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    assert _line(log.parent / "script.py", 13) == "out = cmodel(input_ids=ids, labels=ids)"
+    with read_trace(str(log)) as trace:
+        found = insights(trace)
+        frames = {f.name: f for f in found.recompiles.frames}
+        sizes = {(z.source, tuple(z.compile_ids)): z.source_text for z in found.dynamic_shapes.sizes}
+    (step,) = frames["wrapper"].steps
+    assert step.guard.location_label == "ids (wrapper's input_ids) passed in by the call at"
+    assert step.dynamic_of == "ids' dimension 1"
+    assert sizes[("L['kwargs']['input_ids'].size()[1]", ("[0/1]", "[0/1_1]"))] == "ids.size()[1] (wrapper's input_ids)"
+    (step,) = frames["forward"].steps
+    assert step.guard.location_label == "input_ids passed in by the call at"
+    assert sizes[("L['input_ids'].size()[1]", ("[1/1]", "[1/1_1]"))] == "input_ids.size()[1]"
+    assert run_cli("summary", log) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "ids (wrapper's input_ids) passed in by the call at gpt2_train.py:13" in shown
+    assert "[0/1] compiled ids' dimension 1 as dynamic (s27)" in shown

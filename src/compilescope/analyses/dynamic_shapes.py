@@ -27,7 +27,7 @@ from ..wording import and_list, count, possessive
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames, UsersNames
 from .installed_guards import GuardTrees
-from .passed_on import PassedOn
+from .passed_on import PassedOn, argument_of
 from .stack_values import StackValues
 from .status import RESTARTED, compile_statuses
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
@@ -558,15 +558,15 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
     if caller is not None and placed_at_call(compiled.filename if compiled is not None else None, symbol.source,
                                              symbol.location.filename, caller.code,
                                              compiled.function if compiled is not None else None):
-        local = symbol.source[3:symbol.source.find("']")] if symbol.source.startswith("L['") else ""
-        passed = passed_on.of(compile_id, compiled, local) if local.isidentifier() else None
+        argument = argument_of(user_source_name(symbol.source)) if symbol.source.startswith("L['") else None
+        local, rest = argument if argument is not None else ("", "")
+        passed = passed_on.of(compile_id, compiled, local) if local else None
         if passed is None or passed.made_by is None:
             symbol.location, symbol.passed_in = caller, True
         users = passed.users_name(local) if passed is not None else None
-        rest = symbol.source[symbol.source.find("']") + 2:]
         # (the user's tensor by their name, as recompiles' advice says it: t, not forward's target; Dynamo's source
         # stays beside it. Only the argument's own size or value: an item of it, L['args'][1], is no tensor passed)
-        if passed is not None and users is not None and (not rest or rest.startswith(".")):
+        if passed is not None and users is not None:
             function = compiled.function if compiled is not None else None
             symbol.source_text = f"{users}{rest} ({passed.as_argument(function, local)})"
 def _made_by(sym: dict) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.payloads import PayloadRef
 from ..model.trace import Compile, Trace
@@ -18,6 +19,21 @@ from .user_locations import (CallArgument, UserLocation, call_argument, called_b
                              traceback_frames)
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
+
+
+# A frame's argument as the user's words name a source of it: its own name (`target`, `target.size()[0]`), or a keyword
+# its **kwargs took (`kwargs['input_ids'].size()[1]`: the call's input_ids=); an item of *args is none (its place in
+# the call is not the tuple's).
+_ARGUMENT = lazy_compile(r"^(?:kwargs\[['\"](?P<key>\w{1,200})['\"]\]|(?P<name>[A-Za-z_]\w{0,200}))(?P<rest>(?:\..*)?)$")
+
+
+def argument_of(source: str) -> tuple[str, str] | None:
+    """The frame's argument a source (in the user's words: user_source_name's) is, and what of it: ("target",
+    ".size()[0]"), ("input_ids", ".size()[1]") of kwargs['input_ids'].size()[1]; None where it is none of them."""
+    m = _ARGUMENT.match(source)
+    if m is None or (m["name"] == "kwargs"):
+        return None
+    return m["key"] or m["name"], m["rest"]
 
 
 class Passed(NamedTuple):

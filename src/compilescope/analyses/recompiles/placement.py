@@ -12,7 +12,7 @@ from ...model.trace import Compile, Trace
 from ...wording import possessive
 from ..compiled_frames import CompiledFrames, UsersNames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
-from ..passed_on import Passed, PassedOn
+from ..passed_on import Passed, PassedOn, argument_of
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled_code, code_origin,
@@ -185,7 +185,8 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
         caller = compiled_frames.called_from(entry.compile_id)
         for guard in step.failed_guards:
             checked = re.match(_TENSOR_CHECK, guard.guard) if guard is step.guard else None
-            passed_by = (passed_on.of(entry.compile_id, code, checked["tensor"]) if checked and checked["tensor"].isidentifier()
+            argument = argument_of(checked["tensor"]) if checked else None
+            passed_by = (passed_on.of(entry.compile_id, code, argument[0]) if argument is not None and not argument[1]
                          else None)
             source = _place_tensor_check_once(guard, texts, code, known, caller, placed, passed_by)
             if guard is not step.guard:  # (the newest entry's guard is what the step says of its sizes)
@@ -245,8 +246,9 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                 tensor = (passed_as(guard.location.code, size["tensor"]) if passed and guard.location is not None
                           else None) or guard.tensor_text or size["tensor"]
                 if passed and passed_by is not None and passed_by.argument is not None and guard.location is not None:
-                    tensor, passed = _say_passed(guard, passed_by, code, size["tensor"], guard.location)
-                    if source is not None and passed_by.users_name(size["tensor"]) is not None:
+                    local = argument[0] if argument is not None else size["tensor"]  # (input_ids, of kwargs['input_ids'])
+                    tensor, passed = _say_passed(guard, passed_by, code, local, guard.location)
+                    if source is not None and passed_by.users_name(local) is not None:
                         step.dynamic_of = f"{possessive(tensor)} dimension {size['dim']}"  # (t's, as the advice)
                 if not any(t == tensor and d == size["dim"] for t, d, _ in sizes):
                     sizes.append((tensor, size["dim"], passed))
