@@ -502,7 +502,7 @@ def test_a_compiled_call_inside_another_call_is_not_read_from_the_outer_calls_ar
 
 
 def test_a_line_with_several_calls_names_an_argument_only_where_one_call_could_pass_it():
-    slot = ArgumentSlot(local_index=2, after_self=True, parameters=3)  # forward(self, x, target)'s target
+    slot = ArgumentSlot(local_index=2, after_self=True)  # forward(self, x, target)'s target
     assert call_argument("out = torch.add(cm(x, t), u)", "target", slot, bound=True) == CallArgument("t", "t", 1)
     # (two calls of the user's, either one could be the compiled one: not said)
     assert call_argument("out = add(cm(x, t), u)", "target", slot, bound=True) is None
@@ -522,15 +522,16 @@ def test_self_passed_by_hand_to_a_compiled_unbound_forward_is_not_taken_for_the_
     assert not any("mark_dynamic(x" in a for f in frames.values() for a in f.advice)
     (step,) = frames["loss3"].steps
     assert step.guard.location_label == "target passed in by the call at"
-    # By the count of what a call passes: as many arguments as the frame's parameters, self passed by hand; one fewer,
-    # bound; other counts not known.
-    slot = ArgumentSlot(local_index=2, after_self=True, parameters=3)
-    assert call_argument("out = unbound(net, x, t)", "target", slot) == CallArgument("t", "t", 2)
-    assert call_argument("out = bound(x, t)", "target", slot) == CallArgument("t", "t", 1)
+    # Without a module call on the stack, no count of what a call passes settles whether self was passed by hand: a
+    # trailing parameter never read is in no guard tree, a defaulted one read is in every one
+    # (test_users_names.test_a_call_whose_stack_shows_no_module_call_is_not_counted_into_a_position).
+    slot = ArgumentSlot(local_index=2, after_self=True)
+    assert call_argument("out = unbound(net, x, t)", "target", slot) is None
+    assert call_argument("out = bound(x, t)", "target", slot) is None
+    assert call_argument("out = bound(x, t)", "target", slot, bound=True) == CallArgument("t", "t", 1)
     assert call_argument("out = f(x)", "target", slot) is None
-    assert call_argument("out = f(x, *rest)", "target", slot) is None
-    # (a call going on past its first line passes more than that line shows: the count is not known)
-    assert call_argument("out = f(x, t,", "target", slot) is None
+    assert call_argument("out = f(x, *rest)", "target", slot, bound=True) is None
+    assert call_argument("out = f(x, t,", "target", slot, bound=True) == CallArgument("t", "t", 1)
 
 
 def test_a_stack_line_nested_past_the_recursion_limit_is_not_read_and_does_not_stop_the_report(tmp_path):
@@ -545,7 +546,7 @@ def test_a_stack_line_nested_past_the_recursion_limit_is_not_read_and_does_not_s
     assert step.guard.location_label == "forward's target, the second argument of the call at"
     # A crafted line, deeper than the parser goes, and one the parser reads but ast.unparse would recurse on: untrusted
     # text, never an error.
-    slot = ArgumentSlot(local_index=2, after_self=True, parameters=3)
+    slot = ArgumentSlot(local_index=2, after_self=True)
     assert call_argument("cm(x, " + "(" * 400 + "t" + ")" * 400 + ")", "target", slot, bound=True) is None
     deep = call_argument("cm(x, " + "-" * 470 + "t)", "target", slot, bound=True)
     assert deep is not None and deep.text == "-" * 470 + "t" and deep.name is None

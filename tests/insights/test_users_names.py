@@ -114,3 +114,36 @@ def test_a_keyword_the_users_call_passes_is_named_by_their_variable_where_the_ca
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "ids (wrapper's input_ids) passed in by the call at gpt2_train.py:13" in shown
     assert "[0/1] compiled ids' dimension 1 as dynamic (s27)" in shown
+
+
+# library_args_target's stacks into forward and loss3 pass through nn.Module's call: [<module>, __call__,
+# _wrapped_call_impl, _call_impl, compile_wrapper, forward]. Without those (a bound method compiled, `cm =
+# torch.compile(net.forward)`), eval_frame's compile_wrapper alone is between the user's line and forward.
+_MODULE_CALL = ('{"line": 511, "name": "__call__", "filename": 2, "loc": "return super().__call__(*args, **kwargs)"}, '
+                '{"line": 1778, "name": "_wrapped_call_impl", "filename": 3, "loc": "return self._call_impl(*args, '
+                '**kwargs)"}, {"line": 1789, "name": "_call_impl", "filename": 3, "loc": "return forward_call(*args, '
+                '**kwargs)"}, ')
+
+
+def test_a_call_whose_stack_shows_no_module_call_is_not_counted_into_a_position(tmp_path):
+    # The positional rule's blind spot: with no module call on the stack, whether the call passed forward's self
+    # unseen (a bound method) or by hand (torch.compile(Net3.forward)) was told by counting: as many arguments as the
+    # locals the guard tree reads (self, x, target), self by hand. A trailing parameter the code never reads is in no
+    # guard tree: `cm(x, t, u)` into a bound forward(self, x, target, weight=None) passes three, and the count took
+    # u for target. Crafted from the real log: the module call taken off the stacks, u added to the call's line.
+    import gzip
+
+    real = gzip.open(torch213("library_args_target.log.gz"), "rt", encoding="utf-8").read()
+    assert real.count(_MODULE_CALL) >= 4 and '"loc": "out = cm(x, t)"' in real
+    crafted = tmp_path / "bound_method.log"
+    crafted.write_text(real.replace(_MODULE_CALL, "").replace('"loc": "out = cm(x, t)"', '"loc": "out = cm(x, t, u)"'),
+                       encoding="utf-8")
+    with read_trace(str(crafted)) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+        sizes = [z.source_text for z in insights(trace).dynamic_shapes.sizes]
+    advice = [a for f in frames.values() for a in f.advice]
+    assert not any("mark_dynamic(u" in a for a in advice) and not any("u.size()" in (s or "") for s in sizes)
+    # (not settled: torch's words, as before the call's text was read)
+    (step,) = frames["forward"].steps
+    assert step.guard.location_label == "target passed in by the call at"
+    assert any("torch._dynamo.mark_dynamic(target, 0)" in a for a in frames["forward"].advice)

@@ -295,7 +295,7 @@ def tree_argument_slot(tree: GuardTree, name: str) -> ArgumentSlot | None:
     first = next((local for local, index in indices.items() if index == 0), None)
     if name not in indices or first is None:
         return None
-    return ArgumentSlot(indices[name], first == "self", max(indices.values()) + 1)
+    return ArgumentSlot(indices[name], first == "self")
 
 
 def tree_reads_local(tree: GuardTree, name: str) -> bool:

@@ -452,19 +452,20 @@ class ArgumentSlot(NamedTuple):
 
     local_index: int  # the argument's local index (framelocals_idx)
     after_self: bool  # the frame's local 0 is `self`: a bound call passes it unseen, an unbound one by hand
-    parameters: int  # the locals the tree reads up to the last it reads: the frame's parameters the log shows
 
-    def position(self, passed: int | None, bound: bool = False) -> int | None:
-        """The argument's position among a call's positional arguments, the call passing `passed` arguments in all
-        (None: not known). A method's call passes its `self` unseen (`cm(x, t)` into `forward(self, x, target)`:
-        target is at 1), a call of the function itself by hand (`unbound(net, x, t)`: target at 2). bound: the
-        stack settles it (a module's forward, called by nn.Module's __call__). Else the count must: one fewer than
-        the parameters, bound; as many, unbound; other counts (defaults, parameters the tree does not read) None."""
+    def position(self, bound: bool = False) -> int | None:
+        """The argument's position among a call's positional arguments (None: not known). A method's call passes its
+        `self` unseen (`cm(x, t)` into `forward(self, x, target)`: target is at 1), a call of the function itself by
+        hand (`unbound(net, x, t)`: target at 2). bound: the stack settles it (a module's forward, called by
+        nn.Module's __call__). Else nothing does: counting the call's arguments against the locals the guard tree
+        reads is off by one either way, a trailing parameter the code never reads being in no tree (`cm(x, t, u)`
+        into a bound forward(self, x, target, weight=None) passes as many as an unbound call would), and a defaulted
+        one it reads in every tree (`unbound(net, x)` into forward(self, x, target=None) as few as a bound call)."""
         if not self.after_self:
             return self.local_index
-        if bound or passed == self.parameters - 1:
+        if bound:
             return self.local_index - 1 if self.local_index > 0 else None
-        return self.local_index if passed == self.parameters else None
+        return None
 
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
@@ -507,7 +508,7 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
     if call_code is None or len(call_code) > 500:
         return None
     text = call_code.strip()
-    shown_all = closed = True
+    shown_all = True
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -516,7 +517,7 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        shown_all, closed = text.endswith(",)"), False
+        shown_all = text.endswith(",)")
     # (ast.walk walks with a queue, not recursion: safe on a deep line)
     # (torch's own functions are never the compiled callable the line calls by the name the user gave it:
     # `cm(torch.randn(n, 4),`, `torch.add(cm(x, t), u)`)
@@ -533,10 +534,7 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
         # (the last argument of a cut line may go on on the next: `cm(a, b` / `.float())`)
         cut = not shown_all and call.end_lineno == 1 and call.end_col_offset == len(text)
         shown = call.args[:-1] if cut else call.args
-        splat = any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
-        # (how many arguments it passes in all: not known where the line goes on)
-        passed = None if not closed or splat else len(call.args) + len(call.keywords)
-        position = slot.position(passed, bound) if slot is not None else None
+        position = slot.position(bound) if slot is not None else None
         if any(isinstance(a, ast.Starred) for a in shown[:(position or 0) + 1]):
             found.append(None)
             continue
