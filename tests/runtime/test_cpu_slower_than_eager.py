@@ -392,3 +392,26 @@ def test_the_ops_a_compiled_region_ran_without_inductor_are_not_called_eager(tmp
     page = (tmp_path / "r" / "runtime.html").read_text()
     assert "ATen op in a compiled region (backend without Inductor)" in page
     assert "eager op (no compiled graph)" not in page and "No compiled graph ran in this profile" not in page
+
+
+def test_an_op_partly_inside_compiled_regions_is_split_between_region_and_eager():
+    """profile_eager_backend_mixed (backend="aot_eager", PROFILE_VARIANT=mixed): aten::gelu ran 3 times in
+    "Torch-Compiled Region: 0/0" (the region's graph) and 3 times after it, in the user's eager code. The op was one
+    "eager op (no compiled graph)" row of 6 calls, so by kind said the region's graph ran less than by graph did. Now
+    its calls inside are the region's (region_op), those outside eager, and by kind's region_op equals the graph."""
+    log = torch213("profile_eager_backend_mixed.log.gz")
+    profile = torch213("profile_eager_backend_mixed.compiled.profile.json.gz")
+    raw = _raw_events(profile)
+    regions = [e for e in raw if e["name"] == "Torch-Compiled Region: 0/0"]
+    gelus = [e for e in raw if e["name"] == "aten::gelu"]
+    inside = [e for e in gelus if any(_inside(e, r) for r in regions)]
+    assert len(regions) == 3 and len(gelus) == 6 and len(inside) == 3
+    runtime = _runtime(log, profile).profiles[0]
+    gelu = {r.kind: r for r in runtime.kernels if r.name == "aten::gelu"}
+    assert set(gelu) == {"region_op", "eager"}
+    assert gelu["region_op"].calls == 3 and gelu["eager"].calls == 3
+    assert gelu["region_op"].total_us == pytest.approx(sum(e["dur"] for e in inside), rel=0.01)
+    graph = next(g for g in runtime.graphs if g.region == "0/0")
+    kinds = {kind: us for kind, _, us, _ in runtime.by_kind}
+    assert kinds["region_op"] == pytest.approx(graph.total_us)
+    assert sum(r.share for r in runtime.kernels) == pytest.approx(1.0, abs=1e-4)

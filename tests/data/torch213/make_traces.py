@@ -130,6 +130,8 @@ SCENARIOS = [
              profiles=("eager", "compiled")),
     # backend="aot_eager" profiled: compiled regions ran, their ops ATen ops, no Inductor kernel to name.
     Scenario("profile_eager_backend", "profile_eager_backend.py", gzip=True, env=RUN_ENV, profiles=("compiled",)),
+    Scenario("profile_eager_backend_mixed", "profile_eager_backend.py", gzip=True,
+             env={**RUN_ENV, "PROFILE_VARIANT": "mixed"}, profiles=("compiled",)),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
     # A custom op whose fake kernel disagrees with its real one (dtype), named `count.dims`: a name ending in "s".
@@ -340,6 +342,7 @@ SCRUB_ENV = [
     "PITFALLS_VARIANT",
     "EXPORT_VARIANT",
     "PROFILE_DIR",
+    "PROFILE_VARIANT",
     "SERVE_VARIANT",
     "HF_VARIANT",
     "COND_VARIANT",

@@ -4,6 +4,7 @@ an eager run with a compiled one."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 from ...model.ids import CompileId
@@ -34,18 +35,14 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         total, devices = cpu_rows(threads, rows, part=profile.part_of is not None)
     rows.split_by_line()
     kernels = sorted((r for r in rows.rows.values() if r.total_us > 0 or r.calls), key=lambda r: -r.total_us)
-    for r in kernels:
-        r.share = r.total_us / total if total else 0.0
     graph_calls = _graph_calls(threads)
     graphs: dict[tuple[str | None, str | None], GraphRow] = {}
     # Compiled regions with no graph range in a call of them (graph_calls' (None, region)): a backend other than
     # Inductor (eager, aot_eager, the user's) runs their graph as the ATen ops inside them, that region's graph.
     bare_regions = {region for graph, region in graph_calls if graph is None and region is not None}
+    kernels = _split_region_ops(kernels, rows, bare_regions)
     for r in kernels:
-        # (an eager op all of whose time was inside such regions is that graph's op: its own kind, not eager)
-        spent_in = rows.region_us.get(id(r), {})
-        if r.kind == EAGER and spent_in and set(spent_in) <= bare_regions and sum(spent_in.values()) >= r.total_us - EPS:
-            r.kind = REGION_OP
+        r.share = r.total_us / total if total else 0.0
     for r in kernels:
         # idle: (None, IDLE), a row apart from the eager ops and compiling (None, None)
         key = (r.graph, r.region) if r.kind in IN_GRAPH else (None, IDLE) if r.kind == IDLE else (None, None)
@@ -113,6 +110,35 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     )
     _run_shares(result)
     return result
+
+
+def _split_region_ops(kernels: list[KernelRow], rows: Rows, bare_regions: set[str]) -> list[KernelRow]:
+    """An eager op's time inside compiled regions with no graph range is that region's graph's (REGION_OP), the rest
+    eager: an op all of whose time was inside changes kind, one that ran both inside and outside (aten::gelu in the
+    region's graph and in the user's code after it) becomes two rows, as where the run time went differs. The new
+    row takes over the region time (rows.region_us), so by graph counts each part once."""
+    out: list[KernelRow] = []
+    for r in kernels:
+        spent_in = {region: us for region, us in rows.region_us.get(id(r), {}).items() if region in bare_regions}
+        inside = sum(spent_in.values())
+        if r.kind != EAGER or not spent_in or inside <= EPS:
+            out.append(r)
+            continue
+        if inside >= r.total_us - EPS:
+            r.kind = REGION_OP
+            out.append(r)
+            continue
+        called_in = rows.region_calls.get(id(r), {})
+        calls_inside = sum(n for region, n in called_in.items() if region in spent_in)
+        region_op = dataclasses.replace(r, kind=REGION_OP, calls=calls_inside, total_us=inside,
+                                        inner_ops=list(r.inner_ops), user_lines=list(r.user_lines),
+                                        line_us=list(r.line_us))
+        r.calls -= calls_inside
+        r.total_us -= inside
+        rows.region_us[id(region_op)] = spent_in
+        rows.region_us[id(r)] = {region: us for region, us in rows.region_us[id(r)].items() if region not in spent_in}
+        out += [region_op, r]
+    return sorted(out, key=lambda r: -r.total_us)
 
 
 def _compiles(spans: list[tuple[float, float, str | None]], index: LogIndex) -> list[ProfileCompile]:

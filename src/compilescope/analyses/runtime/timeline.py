@@ -128,6 +128,7 @@ class Rows:
         # An eager op row's time inside each compiled region (by id, as timed): a backend other than Inductor runs a
         # region's graph as ATen ops, which are that region's graph, not time outside compiled code (by graph).
         self.region_us: dict[int, dict[str, float]] = {}
+        self.region_calls: dict[int, dict[str, int]] = {}  # and its calls there (the same keys)
 
     def compiling_in(self, start: float, end: float) -> list[tuple[float, float]]:
         """The compile ranges between start and end, cut to them."""
@@ -180,6 +181,8 @@ class Rows:
         if kind == EAGER and ctx.region is not None and not ctx.compiling:
             spent_in = self.region_us.setdefault(id(row), {})
             spent_in[ctx.region] = spent_in.get(ctx.region, 0.0) + us
+            called_in = self.region_calls.setdefault(id(row), {})
+            called_in[ctx.region] = called_in.get(ctx.region, 0) + calls
         sites = self._sites.get(key)
         if sites is not None:
             # The n-th call of the op in a call of the graph is the code's n-th call of it, when the graph's call
