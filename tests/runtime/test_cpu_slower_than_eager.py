@@ -21,6 +21,7 @@ from compilescope.ingest.profile import read_profile
 from compilescope.wording import format_us
 
 from ..conftest import report, run_cli, torch213
+from ..htmltable import table_rows
 from .test_runtime import _raw_events, _runtime
 
 NAME = "cpu_slower_than_eager"
@@ -415,3 +416,24 @@ def test_an_op_partly_inside_compiled_regions_is_split_between_region_and_eager(
     kinds = {kind: us for kind, _, us, _ in runtime.by_kind}
     assert kinds["region_op"] == pytest.approx(graph.total_us)
     assert sum(r.share for r in runtime.kernels) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_a_rows_kind_is_said_in_words_alike_in_the_terminal_the_report_and_json(tmp_path, capsys):
+    """profile_eager_backend (backend="aot_eager"): summary's kernel rows said "aten::gelu (region_op)", the kind's
+    raw name, where the report's kernel table said it in words. The analysis hands all three the row's kind_label;
+    --json keeps the raw kind beside it."""
+    log = torch213("profile_eager_backend.log.gz")
+    profile = torch213("profile_eager_backend.compiled.profile.json.gz")
+    assert run_cli("summary", log, "--profile", profile) == 0
+    out = capsys.readouterr().out
+    assert "(region_op" not in out and "aten::gelu (ATen op in a compiled region)" in out
+    assert run_cli(log, "--profile", profile, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "runtime.html").read_text()
+    kernels = page.split('class="rt-kernels"')[1].split("</table>")[0]
+    gelu = next(r for r in table_rows(f"<table>{kernels}</table>") if "aten::gelu" in r)
+    assert "ATen op in a compiled region" in gelu
+    capsys.readouterr()
+    assert run_cli("summary", log, "--profile", profile, "--json") == 0
+    rows = json.loads(capsys.readouterr().out)["runtime"]["profiles"][0]["kernels"]
+    gelu_json = next(r for r in rows if r["name"] == "aten::gelu")
+    assert (gelu_json["kind"], gelu_json["kind_label"]) == ("region_op", "ATen op in a compiled region")

@@ -77,7 +77,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
             name.append(k.name if len(k.name) <= 80 else k.name[:77] + "...")
             replay = (", CUDA graph replay" + (", op not recorded" if k.kind == "extern" and not k.op else "")
                       if k.replayed else "")
-            name.append(f" ({k.kind}{f' via {k.op}' if k.op and k.op != k.name else ''}{replay})", style="dim")
+            name.append(f" ({k.kind_label}{f' via {k.op}' if k.op and k.op != k.name else ''}{replay})", style="dim")
             where = [str(k.compile_id)] if k.compile_id else []
             where += [_lines(k.lines_by_file(first=4))] if k.user_lines else []
             if where:

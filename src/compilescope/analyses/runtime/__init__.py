@@ -80,6 +80,19 @@ KIND_LABELS = {
     OTHER: "outside torch (record_function ranges, Python, CUDA runtime calls)",
     IDLE: "idle / untraced",
 }
+# A row's kind in a few words, where the row names it (the kernel tables of the report and the terminal, --json's
+# kind_label); KIND_LABELS says more, once per kind, in by kind.
+KIND_NAMES = {
+    INDUCTOR: "Inductor kernel",
+    EXTERN: "extern kernel",
+    WRAPPER: "graph wrapper",
+    REGION_OP: "ATen op in a compiled region",
+    EAGER: "eager op",
+    COMPILE: "compiling",
+    FRAMEWORK: "framework",
+    OTHER: "outside torch",
+    IDLE: "idle",
+}
 IN_GRAPH = (INDUCTOR, EXTERN, WRAPPER)
 GPU_IDLE = "GPU idle (no kernel running)"
 GRAPH_LAUNCH = "cudaGraphLaunch"  # the CUDA runtime call that replays a CUDA graph
@@ -116,12 +129,17 @@ class KernelRow:
         return library_kernel(self.name) if self.kind in (EXTERN, EAGER, REGION_OP) else None
 
     @property
+    def kind_label(self) -> str:
+        """Its kind in words ("ATen op in a compiled region"), as its row says it (KIND_NAMES)."""
+        return KIND_NAMES[self.kind]
+
+    @property
     def reported_share(self) -> float:
         """Its share of the run when the profile covers a compile, else of the total: the one a reader is shown."""
         return self.share if self.run_share is None else self.run_share
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "library": self.library, "kind": self.kind, "op": self.op, "graph": self.graph,
+        return {"name": self.name, "library": self.library, "kind": self.kind, "kind_label": self.kind_label, "op": self.op, "graph": self.graph,
                 "region": self.region, "replayed": self.replayed, "inner_ops": self.inner_ops,
                 "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
                 "total_us": round(self.total_us, 3), "share": round(self.share, 6), "run_share": _rounded(self.run_share),

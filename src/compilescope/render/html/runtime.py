@@ -55,12 +55,12 @@ def runtime_files(page: Page) -> Iterator[tuple[str, str]]:
     runtime = page.results.runtime
     if not runtime:
         return
-    from ...analyses.runtime import EXTERN, INDUCTOR, KIND_LABELS  # here: a report without a profile does not import it
+    from ...analyses.runtime import EXTERN, INDUCTOR  # here: a report without a profile does not import it
 
     profiles = []
     for p in runtime.profiles:
         kernels = [{
-            "row": k, "kind": KIND_LABELS[k.kind], "code_url": _code_url(page, k), "stacks_url": _stacks_url(page, k),
+            "row": k, "kind": k.kind_label, "code_url": _code_url(page, k), "stacks_url": _stacks_url(page, k),
             "compile_url": _compile_url(page, k.compile_id),
             # a wrapper's kernel (an input copy) is no kernel of the output code that provenance maps
             "provenance_url": _provenance_url(page, k.compile_id) if k.kind in (INDUCTOR, EXTERN) else None,
