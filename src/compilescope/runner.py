@@ -24,6 +24,9 @@ from .ingest.crash_files import crash_files, crash_headline, crash_record, endin
 from .ingest.discover import find_logs, is_trace_log, process_parts, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
+# Written into the trace directory by `compilescope run` once the program has ended (cli/run.py), wherever -o puts
+# the report: serve reads a run directory holding it, newer than its logs, as over (cli/serve.py). No log's name.
+RUN_ENDED = "compilescope-run-ended"
 TERMINATE_GRACE_S = 10.0
 
 

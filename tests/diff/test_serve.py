@@ -325,3 +325,23 @@ def test_a_run_that_ended_seconds_ago_is_not_live_and_its_compile_time_is_worded
     assert figures["compile_time_s"] < 1 and said.endswith(" ms")
     assert f'<td class="num">{said}</td>' in page
     assert not re.search(r">\d+\.\d\ds<", page) and 'class="live"' not in page
+
+
+def test_a_run_whose_report_went_elsewhere_is_not_live_once_its_program_ended(tmp_path):
+    """`compilescope run -o DIR` writes the report to DIR, not <trace dir>/report: the hub knew a run had ended only by
+    that report, so a run written with -o stayed "live" (its list refreshing every 5 s) for 30 s after it ended. The
+    run marks its trace directory when the program has ended, wherever the report goes."""
+    from compilescope.cli.serve import list_runs
+
+    root = tmp_path / "runs"
+    run = root / "2026-01-04_run_elsewhere"
+    log = gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes())
+    (tmp_path / "log.txt").write_bytes(log)
+    # (a program that writes its TORCH_TRACE log as torch would, without torch: a second, not a compile)
+    code = ("import os, shutil, sys; shutil.copy(sys.argv[1], "
+            "os.path.join(os.environ['TORCH_TRACE'], 'dedicated_log_torch_trace_eager.log'))")
+    assert run_cli("run", "--no-browser", "--trace-dir", run, "-o", tmp_path / "elsewhere", "--",
+                   sys.executable, "-c", code, tmp_path / "log.txt") == 0
+    assert (tmp_path / "elsewhere" / "index.html").is_file() and not (run / "report").exists()
+    (found,) = list_runs(str(root))
+    assert time.time() - found.mtime < 30 and not found.live

@@ -29,12 +29,13 @@ from urllib.parse import quote
 
 from ..errors import CompilescopeError
 from ..ingest.discover import find_logs, holds_several_ranks, is_trace_log
-from ..runner import DEFAULT_TRACE_ROOT
+from ..runner import DEFAULT_TRACE_ROOT, RUN_ENDED
 from .usage import require_within
 
 LIVE_SECONDS = 30.0  # a run whose log changed this recently is shown as live, and the list refreshes itself
 # Where `compilescope run` writes its report by default, once the program has ended (cli/run.py): a run directory
-# whose report is newer than its logs is over, however recently they changed.
+# whose report, or RUN_ENDED (written by run wherever -o puts the report), is newer than its logs is over, however
+# recently they changed.
 RUN_REPORT = os.path.join("report", "index.html")
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 
@@ -46,8 +47,8 @@ class Run:
     logs: tuple[str, ...]
     mtime: float  # newest log's modification time
     size: int  # all logs' bytes
-    # `compilescope run` wrote its report (RUN_REPORT) after its newest log: the program has ended, nothing is being
-    # written, whatever the logs' times say
+    # `compilescope run` wrote RUN_ENDED or its report (RUN_REPORT) after its newest log: the program has ended,
+    # nothing is being written, whatever the logs' times say
     ended: bool = False
 
     @property
@@ -91,7 +92,8 @@ def list_runs(root: str) -> list[Run]:
             continue  # vanished or unreadable while listing: not a run (yet)
         newest = max(s.st_mtime for s in stats)
         runs.append(Run(name, path, tuple(logs), newest, sum(s.st_size for s in stats),
-                        ended=os.path.isdir(path) and _written_after(os.path.join(path, RUN_REPORT), newest)))
+                        ended=os.path.isdir(path) and any(_written_after(os.path.join(path, marker), newest)
+                                                          for marker in (RUN_ENDED, RUN_REPORT))))
     runs.sort(key=lambda r: (-r.mtime, r.name))
     return runs
 
