@@ -16,6 +16,7 @@ from ..model.trace import Artifact, Compile, Trace
 from ..model.records import dataclass
 from .aoti import KERNEL_CODE, WRAPPER_CODE, aoti
 from .compiled_frames import compiled_frame
+from .export import EXPORTED_PROGRAM_KIND
 from .fx_sites import AOT_FORWARD, POST_GRAD
 from .sources import SourceFile, Sources, line_anchor
 
@@ -42,6 +43,9 @@ CPP_DUMPS = frozenset({"AOTInductor wrapper", "AOTInductor kernels"})
 # The titles whose files are module-level code by design (Inductor's output code, as depyf writes it: importing it
 # runs it); every other graph is written as code only where it is classes of methods (dump-src)
 MODULE_CODE_DUMPS = frozenset({"kernel"})
+# dump-src's title of torch.export's ExportedPrograms (exported_program artifacts), written under EXPORTED_FN
+EXPORTED_PROGRAM_DUMP = "Exported program"
+EXPORTED_FN = "__exported_program"
 # The name of the files of an AOTInductor package (outside any compile id, so no __compiled_fn_N of its own)
 AOTI_FN = "__aoti_package"
 
@@ -77,7 +81,10 @@ class CompileDump(NamedTuple):
     """What dump-src writes of one compilation, as depyf names it (render/dump_src.py lays out the files)."""
 
     entry: Compile
-    fn: str  # the graph's name in the transformed code (`__compiled_fn_1`); one from the compile id when not logged
+    # Its files' name, from its compile id alone (compiled_fn_name: `__compiled_fn_1_0` for [1/0]), so that every file
+    # maps back to its compile id and two compiles never share a name (torch's own `__compiled_fn_<counter>`, logged
+    # only with transformed code, is torch_fn)
+    fn: str
     graphs: list[tuple[str, list[Artifact]]]  # (depyf's title, the artifacts that hold it), of DUMP_GRAPHS
     function: str | None  # the function compiled, whose full_code file it goes in (None: not known)
     code: TransformedCode | None
@@ -86,6 +93,7 @@ class CompileDump(NamedTuple):
     retry: CompileId | None
     # What compiled it, for its files' first line: "compile id [0/0]", "AOTInductor package of aoti_deploy.py:41"
     what: str = ""
+    torch_fn: str | None = None  # the graph's name in the transformed code (`__compiled_fn_10`), where logged
 
     @staticmethod
     def suffix(title: str) -> str:
@@ -104,11 +112,18 @@ def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list
         function = (code.function if code else None) or (entry.metrics or {}).get("co_name") or (
             entry.stack[-1].name if entry.stack else None)
         guards = _artifacts_of(entry, GUARDS)
-        found.append(CompileDump(entry, _fn_name(entry, code), [(title, arts) for title, names in DUMP_GRAPHS
-                                                                  if (arts := _artifacts_of(entry, names))],
+        found.append(CompileDump(entry, compiled_fn_name(entry.compile_id), [(title, arts) for title, names in DUMP_GRAPHS
+                                                                             if (arts := _artifacts_of(entry, names))],
                                  str(function) if function else None, code, guards[0] if guards else None, None,
-                                 f"compile id {entry.compile_id}"))
+                                 f"compile id {entry.compile_id}", _torch_fn(code)))
     dumps = [d._replace(retry=_retry(d, found)) if d.code is None else d for d in found]
+    exported = [a for entry in trace.sorted_compiles() for a in entry.artifacts
+                if a.kind == EXPORTED_PROGRAM_KIND and a.payload is not None]
+    if exported:
+        exported.sort(key=lambda a: a.lineno)  # (log order)
+        first = next(e for e in trace.sorted_compiles() if any(a is exported[0] for a in e.artifacts))
+        dumps.append(CompileDump(first, EXPORTED_FN, [(EXPORTED_PROGRAM_DUMP, exported)], None, None, None, None,
+                                 "torch.export's ExportedProgram"))
     packages = aoti(trace)
     outside = next((e for e in trace.sorted_compiles() if e.compile_id is None), None)
     if packages and outside is not None:
@@ -118,14 +133,24 @@ def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list
     return dumps
 
 
-def _fn_name(entry: Compile, code: TransformedCode | None) -> str:
-    if code is not None:
-        for name in code.compiled_fns:
-            m = _COMPILED_FN_NAME.match(name)
-            if m:
-                return m.group(0)
-    cid = entry.compile_id
-    return f"__compiled_fn_{cid.frame_id}_{cid.frame_compile_id}" if cid else "__compiled_fn"
+def compiled_fn_name(cid: CompileId | None) -> str:
+    """dump-src's name of a compile's files, its compile id's parts in order: [1/0] `__compiled_fn_1_0`, [1/0_1]
+    `__compiled_fn_1_0_1`, compiled autograd's [!0/3/0] `__compiled_fn_ca0_3_0`, [!0] `__compiled_fn_ca0`."""
+    if cid is None:
+        return "__compiled_fn"
+    parts = ([f"ca{cid.compiled_autograd_id}"] if cid.compiled_autograd_id is not None else []) + [
+        str(n) for n in (cid.frame_id, cid.frame_compile_id) if n is not None] + (
+        [str(cid.attempt)] if cid.attempt else [])
+    return "_".join(["__compiled_fn", *parts])
+
+
+def _torch_fn(code: TransformedCode | None) -> str | None:
+    """torch's name of the graph the transformed code calls (`__compiled_fn_10`), where it is logged."""
+    for name in code.compiled_fns if code is not None else ():
+        m = _COMPILED_FN_NAME.match(name)
+        if m:
+            return m.group(0)
+    return None
 
 
 def _artifacts_of(entry: Compile, names: tuple[str, ...]) -> list[Artifact]:

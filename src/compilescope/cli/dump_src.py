@@ -18,7 +18,9 @@ from ..output import DUMP_SRC_MARK, DUMP_SRC_MARK_TEXT, OutputDir, report_destin
 
 class DumpSrcCommand:
     """Write, per compiled function, its captured graph, AOT graphs, kernels and transformed code as .py files
-    (depyf's `prepare_debug` layout)."""
+    (depyf's `prepare_debug` layout), and torch.export's ExportedPrograms. A compile's files are named by its
+    compile id: `__compiled_fn_1_0 Captured Graph 0.py` is [1/0], `__compiled_fn_1_0_1` its attempt [1/0_1],
+    `__compiled_fn_ca0_3_0` compiled autograd's [!0/3/0]."""
 
     name = "dump-src"
 

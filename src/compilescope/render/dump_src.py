@@ -1,9 +1,13 @@
 """depyf's dump layout from a log: per compiled function, its graphs, kernels and transformed code as .py files.
 
-Names as depyf writes them (`__compiled_fn_N Captured Graph 0.py`, `__transformed_code_0_for_f.py`,
+Names as depyf lays them out (`__compiled_fn_<id> Captured Graph 0.py`, `__transformed_code_0_for_f.py`,
 `full_code_for_f_0.py`), so tools and habits built on depyf's `prepare_debug` / vLLM's `debug_dump_path`
-find the same files. Unlike depyf's, every file here is valid Python: text that is not code (guards, notes)
-is written as comments.
+find the same files. A compile's files are named by its compile id, one scheme for all (`__compiled_fn_1_0` for
+[1/0], `__compiled_fn_1_0_1` for its attempt [1/0_1], `__compiled_fn_ca0_3_0` for compiled autograd's [!0/3/0]);
+torch's own name of the graph (`__compiled_fn_10`, which depyf uses) is logged only with transformed code, and is
+said in those files' first line and the transformed code's note. torch.export's ExportedPrograms are
+`__exported_program Exported program N.py`. Unlike depyf's, every file here is valid Python: text that is not code
+(guards, notes) is written as comments.
 
 A dump's .py files hold the log's code: run or import them only for a log you trust. A graph is written as code only
 where it is what torch prints a GraphModule as (classes of undecorated methods: defining them runs nothing of the log's
@@ -16,9 +20,10 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+import textwrap
 from typing import Iterator
 
-from ..analyses.transformed import MODULE_CODE_DUMPS, CompileDump
+from ..analyses.transformed import EXPORTED_PROGRAM_DUMP, MODULE_CODE_DUMPS, CompileDump
 from ..model.names import safe_stem
 from ..model.trace import Trace
 
@@ -85,6 +90,16 @@ def _graph_source(text: str, module_code: bool = False) -> str:
     return fixed if module_code or (tree.body and all(_inert_class(n) for n in tree.body)) else _comment(text)
 
 
+def _exported_source(text: str) -> str:
+    """An ExportedProgram as torch prints it ("ExportedProgram:", its GraphModule indented, then "Graph signature:" and
+    the range constraints): the graph as _graph_source writes it, the rest as comments."""
+    head, _, program = text.partition("\n")
+    if head.strip() != "ExportedProgram:":
+        return _comment(text)
+    graph, mark, rest = program.partition("\nGraph signature:")
+    return "# ExportedProgram:\n" + _graph_source(textwrap.dedent(graph).strip("\n") + "\n") + _comment(mark.lstrip("\n") + rest)
+
+
 def _code_source(text: str) -> str:
     """Transformed code as written: code only where it is what the decompiler writes, undecorated functions
     (_inert_function); anything else, module-level code that would run when the file is, as comments."""
@@ -119,11 +134,13 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
         for title, artifacts in dump.graphs:
             suffix = dump.suffix(title)
             comment = "//" if suffix == ".cpp" else "#"
-            header = f"{comment} {_one_line(dump.what)} (compilescope dump-src from {_one_line(trace.source)})\n"
+            called = f", called {_one_line(dump.torch_fn)} in its transformed code" if dump.torch_fn else ""
+            header = f"{comment} {_one_line(dump.what)}{called} (compilescope dump-src from {_one_line(trace.source)})\n"
             for k, artifact in enumerate(artifacts):
                 text = trace.payload_text(artifact.payload)
-                yield f"{fn} {title} {k}{suffix}", header + (_graph_source(text, title in MODULE_CODE_DUMPS) if suffix == ".py"
-                                                                         else text)
+                source = (text if suffix != ".py" else _exported_source(text) if title == EXPORTED_PROGRAM_DUMP
+                          else _graph_source(text, title in MODULE_CODE_DUMPS))
+                yield f"{fn} {title} {k}{suffix}", header + source
         if dump.function:
             per_function.setdefault(dump.function, []).append(dump)
     for name, entries in per_function.items():
@@ -140,6 +157,8 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
                 full.append(_no_code_note(dump))
                 continue
             note = f"# compile id {_one_line(dump.entry.compile_id)}: {_one_line(code.note)}\n"
+            if dump.torch_fn:
+                note += f"# {_one_line(dump.torch_fn)} is this compile's graph: the files {safe_stem(dump.fn)} *\n"
             # (code not decompiled is the log's text, a disassembly: comments, never code to run)
             source = _code_source(code.source) if code.decompiled else _commented(code.source)
             yield f"__transformed_code_{k}_for_{stem}.py", note + source
