@@ -388,3 +388,30 @@ def test_restart_reasons_are_escaped(tmp_path):
     theirs = (tmp_path / "tl" / "failures_and_restarts.html").read_text()
     assert "&lt;class &#39;" in ours
     assert "<class '" in theirs
+
+
+def test_a_payload_tlparse_keeps_by_md5_is_kept_and_pointed_at_as_tlparse_does(tmp_path):
+    """tlparse writes no file for exported_program without --export: it keeps the payload as payloads/<md5>.txt (the
+    md5 torch logged as has_payload) and raw.jsonl's record points there; nothing else of its output links to it. Ours
+    had no payloads/ for export_draft.log (torch 2.13) and pointed raw.jsonl at our own exported_program_0.txt, so a
+    reader of tlparse's files found no payloads/<has_payload>.txt. Both are now tlparse's, byte for byte (our page of
+    it stays, an extra)."""
+    from .conftest import torch213
+
+    log = torch213("export_draft.log")
+    run_tlparse(log, tmp_path / "tl")
+    report(log, tmp_path / "cs")
+
+    def kept(out):
+        return {p.name: p.read_bytes() for p in (out / "payloads").glob("*.txt")}
+
+    def pointed(out):
+        lines = [json.loads(line) for line in (out / "raw.jsonl").read_text().splitlines()[1:]]
+        return [(r["has_payload"], r.get("payload_filename")) for r in lines if "exported_program" in r]
+
+    theirs = kept(tmp_path / "tl")
+    assert len(theirs) == 1 and kept(tmp_path / "cs") == theirs
+    assert pointed(tmp_path / "cs") == pointed(tmp_path / "tl") == [
+        (md5, f"payloads/{md5}.txt") for md5 in (name[:-len(".txt")] for name in theirs)]
+    assert [stem(a["name"]) for a in json.loads((tmp_path / "cs" / "compile_directory.json").read_text())["[-/-]"][
+        "artifacts"]] == ["exported_program"]

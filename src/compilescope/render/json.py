@@ -93,7 +93,8 @@ def _raw_jsonl_lines(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     for entry in trace.compiles.values():
         for a in entry.artifacts:
             # The file that holds the payload as logged: with -p, output code's .txt too (tlparse's pointer).
-            if a.display in (TEXT, JSON) or (a.display == CODE and options.plain_text):
+            # (a payload tlparse keeps by its md5 is pointed at there: kept_by_md5)
+            if not a.kept_by_md5 and (a.display in (TEXT, JSON) or (a.display == CODE and options.plain_text)):
                 urls[a.number] = artifact_url(a, options)
     table = [trace.string_table.get(i) for i in range(max(trace.string_table, default=-1) + 1)]
     yield orjson.dumps({"string_table": table}) + b"\n"
