@@ -90,6 +90,8 @@ _values = st.recursive(_leaves, lambda inner: st.one_of(
 ), max_leaves=12)
 
 
+# No deadline: hypothesis's 200 ms per example failed this once under a full machine, with nothing wrong (3,000 examples pass).
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_values)
 def test_the_codec_round_trips_any_value(value):
     classes = {"model.trace.Frame": Frame, "model.ids.CompileId": CompileId}
