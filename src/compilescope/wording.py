@@ -78,6 +78,18 @@ def cut_at_word(text: str, limit: int) -> str:
     return text[:end].rstrip() + " …" if at_word else text[:limit - 1] + "…"
 
 
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def ordinal(n: int) -> str:
+    """The n-th (from 1) in words: "first" .. "tenth", then "11th", "21st", "22nd", "23rd", "111th" (11, 12 and 13
+    take "th" in every hundred)."""
+    if 1 <= n <= len(_ORDINAL_WORDS):
+        return _ORDINAL_WORDS[n - 1]
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def possessive(name: str) -> str:
     """A name's possessive, for a name the log gives (a tensor, a function): "x's", but "tokens'" ("tokens's" is no
     English)."""

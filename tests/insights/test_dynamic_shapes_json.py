@@ -421,7 +421,7 @@ def test_a_guard_only_a_restarted_attempt_added_is_no_guard_of_its_compilation(c
     raw = RawLog(log)
     assert [cid for cid, _, p in raw.of("guard_added_fast") if p["expr"] == expr] == ["[0/1]"]
     assert "[0/1_1]" in [cid for cid, _, _ in raw.of("create_symbol")]  # (the attempt that compiled logged its own)
-    note = "added only by [0/1]'s first attempt, which Dynamo restarted: the compiled code does not check it"
+    note = "added only by [0/1]'s first attempt, which Dynamo restarted; no later attempt of [0/1] added this expression"
 
     shown = " ".join(_summary(capsys, log)["text"].split())  # (the terminal wraps the note)
     assert f"{expr} {note}" in shown and f"{expr} [0/1]" not in shown
@@ -439,10 +439,22 @@ def test_a_guard_only_a_restarted_attempt_added_is_no_guard_of_its_compilation(c
     row = row[:row.index("</li>")]
     assert note in html.unescape(row) and "href=" not in row  # a link only where the compiled attempt added it
 
+    # The source page of the line that added it says the same, not that it is [0/1]'s: it listed it as [0/1]'s,
+    # linking [0/1_1], and sources.json said {"kind": "guard", "compile_id": "[0/1]", ...}.
+    notes = [s for f in json.loads((tmp_path / "r" / "sources.json").read_text(encoding="utf-8"))["files"]
+             for line in f["lines"].values() for s in line.get("symbols", []) if s.get("expr") == expr]
+    assert notes == [{"kind": "guard", "attempts": ["[0/1]"], "expr": expr, "discarded": note}]
+    [source_page] = [p for p in (tmp_path / "r" / "sources").iterdir() if p.name.startswith("sdpa_attention")]
+    said = html.unescape(source_page.read_text(encoding="utf-8"))
+    line = said[said.index(f"guard on shapes <code>{expr}</code>"):]
+    assert line[:line.index("</li>")] == f"guard on shapes <code>{expr}</code>: {note}"
 
-def test_a_torch_213_guard_only_a_restarted_attempt_added_is_said_so(capsys):
+
+def test_a_torch_213_guard_only_a_restarted_attempt_added_is_said_so(capsys, tmp_path):
     # library_args_multiline (tests/data/torch213/README.md): [0/1]'s first attempt added Eq(s77, s48) and was
     # restarted at loss2's print; [0/1_1], which compiled, added none. [1/1]'s attempts both added Eq(s70, s48).
+    # Only the expressions' text is compared: had [0/1_1] named the size otherwise (Eq(s99, s48), the same guard), "the
+    # compiled code does not check it", as the note said, would have been false; it says what is known.
     log = torch213("library_args_multiline.log.gz")
     raw = RawLog(log)
     assert [cid for cid, _, p in raw.of("guard_added_fast") if p["expr"] == "Eq(s77, s48)"] == ["[0/1]"]
@@ -451,9 +463,15 @@ def test_a_torch_213_guard_only_a_restarted_attempt_added_is_said_so(capsys):
     assert "Eq(s77, s48)  [0/1]" not in shown and "Eq(s70, s48)  [1/1]" in shown
     ds = _summary(capsys, log, "--json")["dynamic_shapes"]
     discarded = _condition(ds, "Eq(s77, s48)")
-    assert (discarded["compilations"], discarded["discarded_text"]) == (
-        [], "added only by [0/1]'s first attempt, which Dynamo restarted: the compiled code does not check it")
+    note = "added only by [0/1]'s first attempt, which Dynamo restarted; no later attempt of [0/1] added this expression"
+    assert (discarded["compilations"], discarded["discarded_text"]) == ([], note)
     assert _condition(ds, "Eq(s70, s48)")["compilations"] == ["[1/1]"]
+    # __init__.py's page (the line that added it) listed it as [0/1]'s
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    notes = [s for f in json.loads((tmp_path / "r" / "sources.json").read_text(encoding="utf-8"))["files"]
+             for line in f["lines"].values() for s in line.get("symbols", []) if s.get("expr") in ("Eq(s77, s48)", "Eq(s70, s48)")]
+    assert notes == [{"kind": "guard", "compile_id": "[1/1]", "expr": "Eq(s70, s48)"},
+                     {"kind": "guard", "attempts": ["[0/1]"], "expr": "Eq(s77, s48)", "discarded": note}]
 
 
 def test_the_events_table_names_compilations_not_attempts(tmp_path):
@@ -469,7 +487,7 @@ def test_the_events_table_names_compilations_not_attempts(tmp_path):
     rows = re.findall(r'<tr><td><a [^>]*href="#([^"]+)"[^>]*>([^<]*)</a></td><td>([^<]*)</td>', html.unescape(table))
     assert len(rows) == len(RawLog(log).events)
     assert not [label for _, label, _ in rows if "_" in label]
-    assert ("[0/1]", "[0/1]'s first attempt, not kept", "guard added") in rows
+    assert ("[0/1]", "[0/1] first try, restarted", "guard added") in rows
     assert ("[1/1_1]", "[1/1]", "guard added") in rows  # (the compiled attempt's row, linked)
     anchors = set(re.findall(r'\bid="([^"]+)"', page))
     assert all(html.unescape(target) in anchors for target, _, _ in rows)

@@ -48,10 +48,10 @@ def test_a_restarted_attempts_cache_row_is_told_apart_from_the_attempt_that_comp
     table = page[page.index('<table class="caches">'):]
     table = html.unescape(table[:table.index("</table>")])
     rows = re.findall(r'<tr><td><a [^>]*href="#([^"]+)"[^>]*>([^<]*)</a></td>', table)
-    assert rows == [("[0/0]", "[0/0]'s first attempt, not kept"), ("[0/0_1]", "[0/0]")]
+    assert rows == [("[0/0]", "[0/0] first try, restarted"), ("[0/0_1]", "[0/0]")]
     capsys.readouterr()
     assert run_cli("summary", log) == 0
     shown = capsys.readouterr().out
     caches = shown[shown.index("compile id   "):shown.index("Dynamic shapes (")]  # (the table)
-    assert re.search(r"^\[0/0\]'s first attempt, not +- +miss", caches, re.M)  # (its label wraps: "kept" below)
+    assert re.search(r"^\[0/0\] first try, restarted +- +miss", caches, re.M)
     assert re.search(r"^\[0/0\] +miss +miss", caches, re.M) and "[0/0_1]" not in caches

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import compilation_key, restarted_attempt_label
+from ..model.ids import compilation_key
 from ..model.payloads import json_object
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from ..wording import and_list
-from .status import ERROR, RESTARTED, compile_status, compile_statuses, compiled_attempts
+from .status import ERROR, RESTARTED, compile_status, compile_statuses, compiled_attempts, restarted_attempt_label
 
 if TYPE_CHECKING:
     from .compile_time import CompileTimes

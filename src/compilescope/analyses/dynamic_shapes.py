@@ -21,15 +21,15 @@ import orjson
 from typing import Any, Callable, ClassVar, Hashable, Iterable, TypeVar
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import CompileId, attempt_ordinal, compilation_key, restarted_attempt_label
+from ..model.ids import CompileId, compilation_key
 from ..model.trace import Compile, Trace
-from ..wording import and_list, count, possessive
+from ..wording import and_list, count
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames, UsersNames
 from .installed_guards import GuardTrees
 from .passed_on import PassedOn, argument_of
 from .stack_values import StackValues
-from .status import RESTARTED, compile_statuses
+from .status import RESTARTED, attempt_words, compile_statuses, restarted_attempt_label
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
                              export_call, exported_user_frame, placed_at_call, user_source_name)
 from ..model.records import dataclass
@@ -329,8 +329,8 @@ class DynamicShapes:
     # code's (a module's scale, eps) is made a symbol from the first compile, and a line that needs one as a number
     # fixes it again.
     dynamic_compiles: list[str] = field(default_factory=list)
-    # The attempts Dynamo restarted ([0/1] where [0/1_1] compiled it: status.RESTARTED). What they added is in no
-    # compiled code: a guard only one of them added is checked by nothing, and no recompile comes of it.
+    # The attempts Dynamo restarted ([0/1] where [0/1_1] compiled it: status.RESTARTED). What they added was thrown
+    # away with them: a guard only they added is not listed as its compilation's (GuardCondition.discarded_text).
     discarded_attempts: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
@@ -449,11 +449,16 @@ class DynamicShapes:
                 "guards_by_line": [p.to_json() for p in group_guards(self.guards, self.discarded_attempts)],
                 "dynamic_compiles": self.dynamic_compiles, "discarded_attempts": self.discarded_attempts}
 
-    def compilation_of(self, compile_id: str) -> str:
-        """An event's compile id as the events table says it, by compilation as the other tables do: "[0/1]" for
-        [0/1_1], the attempt that compiled it; "[0/1]'s first attempt, not kept" for [0/1]
-        where a later attempt compiled it (the row links the attempt itself either way)."""
-        return restarted_attempt_label(compile_id) if compile_id in self.discarded_attempts else compilation_key(compile_id)
+    @property
+    def event_labels(self) -> dict[str, str]:
+        """Each event's compile id -> how the events table says it, by compilation as the other tables do: "[0/1]"
+        for [0/1_1], the attempt that compiled it; "[0/1] first try, restarted" for [0/1] where a later attempt
+        compiled it (the row links the attempt itself either way). Built once for the table (a set of the restarted
+        attempts, not a list searched per row: a log may have thousands of restarts)."""
+        discarded = set(self.discarded_attempts)
+        return {cid: restarted_attempt_label(cid) if cid in discarded else compilation_key(cid)
+                for cid in dict.fromkeys(e.compile_id for events in (self.symbols, self.specializations, self.guards)
+                                         for e in events)}
 
 
 def dynamo_config(entry: Compile) -> dict[str, Any] | None:
@@ -1012,7 +1017,7 @@ class GuardCondition:
 
     @property
     def compilations(self) -> list[str]:
-        """The compilations whose compiled code checks it, each once, as the other tables say them: "[1/1]" for
+        """The compilations whose kept attempt (not one Dynamo restarted) added it, each once, as the other tables say them: "[1/1]" for
         gpt2_train's `s70*… > 1`, which [1/1]'s restarted attempt and [1/1_1], which compiled, both added (the report
         links each to the attempt that compiled it). Not [0/1] for `s27*… > 1`, which only its restarted attempt
         added (discarded_text). compile_ids keeps the attempts, for the JSON."""
@@ -1020,14 +1025,17 @@ class GuardCondition:
 
     @property
     def discarded_text(self) -> str | None:
-        """"added only by [0/1]'s first attempt, which Dynamo restarted: the compiled code does not check it", where
-        only attempts Dynamo restarted added it (a guard no compiled code checks is no reason for a recompile);
-        None where a compiled attempt added it too."""
+        """"added only by [0/1]'s first attempt, which Dynamo restarted; no later attempt of [0/1] added this
+        expression", where only attempts Dynamo restarted added it; None where a kept attempt added it too. Said of the
+        expression's text, which is all that is compared: the attempt that compiled may add the same condition on a
+        symbol it named otherwise (s99 for the restarted attempt's s77), so "the compiled code does not check it" would
+        not always be true."""
         if self.compilations or not self.discarded_attempts:
             return None
-        attempts = [f"{possessive(compilation_key(cid))} {attempt_ordinal(cid)} attempt" for cid in self.discarded_attempts]
+        attempts = [attempt_words(cid) for cid in self.discarded_attempts]
         restarted = "which Dynamo restarted" if len(attempts) == 1 else "each of which Dynamo restarted"
-        return f"added only by {and_list(attempts)}, {restarted}: the compiled code does not check it"
+        of = " or ".join(_by_compilation(self.discarded_attempts))
+        return f"added only by {and_list(attempts)}, {restarted}; no later attempt of {of} added this expression"
 
     def to_json(self) -> dict[str, Any]:
         return {"expr": self.expr, "compile_ids": self.compile_ids, "count": self.count,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from ..model.ids import NO_COMPILE_ID, CompileId
+from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import Compile, Trace
+from ..wording import ordinal
 
 OK = "ok"
 BREAK = "break"  # compiled in an attempt after a restart ([0/0_1]: its metrics name restart_reasons)
@@ -104,6 +105,23 @@ def compiled_attempts(trace: Trace) -> dict[str, str]:
             if key not in last or cid.attempt > (last[key].attempt or 0):
                 last[key] = cid
     return {key: str(cid) for key, cid in last.items()}
+
+
+def attempt_words(compile_id: str) -> str:
+    """Which attempt of its compilation a compile id as reports name it is: "[0/1]'s first attempt" for [0/1],
+    "[0/1]'s second attempt" for [0/1_1]."""
+    parsed = CompileId.parse(compile_id)
+    attempt = (parsed.attempt or 0) if parsed is not None else 0
+    return f"{compilation_key(compile_id)}'s {ordinal(attempt + 1)} attempt"
+
+
+def restarted_attempt_label(compile_id: str) -> str:
+    """An attempt Dynamo restarted (RESTARTED) where a table names its rows by compilation: "[0/1] first try,
+    restarted", apart from the attempt that compiled [0/1] ([0/1_1]), which the table names "[0/1]". Short: a
+    terminal's compile id column holds it on one line at 80 columns."""
+    parsed = CompileId.parse(compile_id)
+    attempt = (parsed.attempt or 0) if parsed is not None else 0
+    return f"{compilation_key(compile_id)} {ordinal(attempt + 1)} try, restarted"
 
 
 def status_counts(statuses: dict[CompileId | None, str]) -> dict[str, int]:

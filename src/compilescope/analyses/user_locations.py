@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from ..lazy_regex import lazy_compile
 from ..model.trace import Frame
 from ..model.records import dataclass
-from ..wording import possessive
+from ..wording import ordinal, possessive
 
 # `  File "/path/x.py", line 23, in f` (optionally followed by the code on the next line)
 # The function name is taken to the end of the line and stripped after: a lazy `.+?\s*$` is
@@ -468,9 +468,6 @@ class ArgumentSlot(NamedTuple):
         return None
 
 
-ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
-
-
 class CallArgument(NamedTuple):
     """What a call's line passes as one argument of the frame it calls: its text (`t`, `torch.randn(n, 4)`), the
     name where it is one (`t`), and its position among the positional arguments (None: by keyword). (A NamedTuple:
@@ -485,8 +482,7 @@ class CallArgument(NamedTuple):
         """"the first argument", "the keyword argument target"."""
         if self.position is None:
             return "a keyword argument"
-        return f"the {ORDINALS[self.position]} argument" if self.position < len(ORDINALS) else \
-            f"argument {self.position + 1}"
+        return f"the {ordinal(self.position + 1)} argument"
 
 
 def _callee_name(call: ast.Call) -> str | None:

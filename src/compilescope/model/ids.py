@@ -30,23 +30,6 @@ def compilation_key(compile_id: CompileId | str | None) -> str:
     return compile_id.compilation if compile_id is not None else NO_COMPILE_ID
 
 
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
-
-
-def attempt_ordinal(compile_id: str) -> str:
-    """Which attempt of its compilation a compile id as reports name it is: "first" for [0/1] (attempt 0), "second"
-    for [0/1_1]."""
-    parsed = CompileId.parse(compile_id)
-    attempt = (parsed.attempt or 0) if parsed is not None else 0
-    return _ORDINALS[attempt] if attempt < len(_ORDINALS) else f"{attempt + 1}th"
-
-
-def restarted_attempt_label(compile_id: str) -> str:
-    """An attempt Dynamo restarted, where a table names compilations: "[0/1]'s first attempt, not kept", apart from
-    the attempt that compiled [0/1] ([0/1_1]), which the table names "[0/1]"."""
-    return f"{compilation_key(compile_id)}'s {attempt_ordinal(compile_id)} attempt, not kept"
-
-
 def _part(value: int | None) -> str:
     return "-" if value is None else str(value)
 

@@ -138,9 +138,18 @@ def add_symbols(shapes: DynamicShapes, at: NoteAt) -> None:
                                                     for source, text in spec.source_texts.items()]
             if n is not None and specialized not in n.symbols:
                 n.symbols.append(specialized)
-    for shape_guard in shapes.guards:
-        if shape_guard.location is not None:
-            n = at(shape_guard.location.filename, shape_guard.location.line)
-            shape_note = {"kind": "guard", "compile_id": compilation_key(shape_guard.compile_id), "expr": shape_guard.expr}
-            if n is not None and shape_note not in n.symbols:
-                n.symbols.append(shape_note)
+    # The guards as the Dynamic shapes section groups them (DynamicShapes.guard_lines), so that the two agree: each
+    # under the compilations whose kept attempt added it; one only an attempt Dynamo restarted added is said so
+    # (discarded_text, naming the attempt), not listed as its compilation's.
+    for place in shapes.guard_lines:
+        assert place.location is not None  # (guard_lines: those with a line)
+        n = at(place.location.filename, place.location.line)
+        if n is None:
+            continue
+        for condition in place.conditions:
+            shape_notes: list[dict[str, Any]] = [{"kind": "guard", "compile_id": compilation, "expr": condition.expr}
+                                                 for compilation in condition.compilations]
+            if condition.discarded_text:
+                shape_notes.append({"kind": "guard", "attempts": condition.discarded_attempts, "expr": condition.expr,
+                                    "discarded": condition.discarded_text})
+            n.symbols.extend(note for note in shape_notes if note not in n.symbols)

@@ -272,6 +272,9 @@ def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterat
                f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
     yield from _kernels_html(page, notes, dirs)
     for s in notes.symbols:
+        if s["kind"] == "guard" and s.get("discarded"):  # (only an attempt Dynamo restarted added it: said by the analysis)
+            yield f'<li class="n-symbol">guard on shapes <code>{html_text(s["expr"])}</code>: {html_text(s["discarded"])}</li>'
+            continue
         if s["kind"] == "guard":
             text = f'guard on shapes <code>{html_text(s["expr"])}</code>'
         else:
