@@ -269,6 +269,7 @@ ADDED_IN_18 = {
 }
 ADDED_IN_19 = {
     "analyses.dynamic_shapes.DynamicShapes": ("discarded_attempts",),
+    "analyses.caches.CompileCache": ("label", "names_package"),
 }
 
 

@@ -587,9 +587,9 @@ def test_a_restarted_attempt_without_an_fx_graph_lookup_is_named_as_an_attempt()
         found = insights(trace).caches
     assert found.fx_unlogged == ["[2/1]"] and found.fx_unlogged_restarted == {"[2/1]": "[2/1_1]"}
     assert found.overall_text.endswith(
-        "; [2/1], an attempt Dynamo restarted (it compiled the frame again as [2/1_1]), missed the AOTAutograd cache, "
-        "but nothing it compiled was kept (no graph compiled anew), and it logged no FX graph cache lookup: it was "
-        "restarted before Inductor had compiled its graph")
+        "; [2/1] first try, restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no graph "
+        "compiled anew: [2/1] compiled the frame again), and logged no FX graph cache lookup: Dynamo restarted it "
+        "before Inductor had compiled its graph")
     assert "torch logs one once Inductor has compiled the graph" not in found.overall_text
 
 
@@ -612,8 +612,8 @@ def test_a_restarted_attempts_miss_is_not_counted_as_compiled_anew():
     assert found.restarted_misses == {"[2/1]": "[2/1_1]"}
     assert found.kept_counts == {"aotautograd_cache": {"miss": 6}, "fx_graph_cache": {"miss": 6}}
     assert found.overall == "cold"
-    assert "[2/1], an attempt Dynamo restarted (it compiled the frame again as [2/1_1]), missed the AOTAutograd " \
-           "cache, but nothing it compiled was kept (no graph compiled anew)" in found.overall_text
+    assert "[2/1] first try, restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no graph " \
+           "compiled anew: [2/1] compiled the frame again)" in found.overall_text
     assert found.to_json()["restarted_misses"] == {"[2/1]": "[2/1_1]"}
 
 
@@ -674,10 +674,11 @@ def test_a_recompiled_frame_is_named_by_its_file_and_first_line():
 def test_a_cache_that_served_every_kept_compile_is_warm_though_a_restarted_attempt_missed():
     # No log here has a restarted attempt's miss beside hits: the verdict over the analysis' own fields.
     miss, hit = CacheEvent("aotautograd_cache", "miss"), CacheEvent("aotautograd_cache", "hit")
-    served = Caches(compiles=[CompileCache("[0/0]", [miss]), CompileCache("[0/0_1]", [hit])],
+    served = Caches(compiles=[CompileCache("[0/0]", [miss], label="[0/0] first try, restarted"),
+                              CompileCache("[0/0_1]", [hit], label="[0/0]")],
                     counts={"aotautograd_cache": {"miss": 1, "hit": 1}}, restarted_misses={"[0/0]": "[0/0_1]"})
     assert served.overall == "warm"
     assert served.overall_text == (
-        "every cache lookup hit, so torch reused what an earlier run had compiled; [0/0], an attempt Dynamo restarted "
-        "(it compiled the frame again as [0/0_1]), missed the AOTAutograd cache, but nothing it compiled was kept (no "
-        "graph compiled anew)")
+        "every cache lookup hit, so torch reused what an earlier run had compiled; [0/0] first try, restarted, missed "
+        "the AOTAutograd cache, but nothing it compiled was kept (no graph compiled anew: [0/0] compiled the frame "
+        "again)")

@@ -243,10 +243,10 @@ def test_restarted_attempts_that_missed_the_caches_are_said(tmp_path):
     # (the restarted attempts looked up the AOTAutograd cache only: a lookup never logged is no miss)
     assert "cold: every cache lookup torch logged missed, so torch compiled everything anew" in out
     for i in (0, 1, n - 1):
-        assert (f"; [{i}/0], an attempt Dynamo restarted (it compiled the frame again as [{i}/0_1]), missed the "
-                "AOTAutograd cache, but nothing it compiled was kept (no graph compiled anew), and it logged no FX "
-                "graph cache lookup: it was restarted before Inductor had compiled its graph") in out
-    assert out.count("an attempt Dynamo restarted") == n
+        assert (f"; [{i}/0] first try, restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no "
+                f"graph compiled anew: [{i}/0] compiled the frame again), and logged no FX graph cache lookup: Dynamo "
+                "restarted it before Inductor had compiled its graph") in out
+    assert out.count("first try, restarted, missed") == n
 
 
 def test_served_compiles_are_matched_to_their_kernels_in_linear_time():
@@ -282,9 +282,10 @@ def test_the_caches_restarted_attempts_missed_are_said_in_linear_time():
         "n = 50_000\n"
         "compiles = []\n"
         "for i in range(n):\n"
-        "    compiles += [CompileCache(f'[{i}/0]', [CacheEvent('aotautograd_cache', 'miss')]),\n"
+        "    compiles += [CompileCache(f'[{i}/0]', [CacheEvent('aotautograd_cache', 'miss')],\n"
+        "                              label=f'[{i}/0] first try, restarted'),\n"
         "                 CompileCache(f'[{i}/0_1]', [CacheEvent('aotautograd_cache', 'miss'),\n"
-        "                                             CacheEvent('fx_graph_cache', 'miss')])]\n"
+        "                                             CacheEvent('fx_graph_cache', 'miss')], label=f'[{i}/0]')]\n"
         "restarted = {f'[{i}/0]': f'[{i}/0_1]' for i in range(n)}\n"
         "found = Caches(compiles=compiles, counts={'aotautograd_cache': {'miss': 2 * n}, 'fx_graph_cache': {'miss': n}},\n"
         "               fx_unlogged=list(restarted), fx_unlogged_restarted=dict(restarted),\n"
@@ -292,10 +293,10 @@ def test_the_caches_restarted_attempts_missed_are_said_in_linear_time():
         "text = found.overall_text\n"
         "assert text.startswith('every cache lookup torch logged missed, so torch compiled everything anew'), text[:200]\n"
         "for i in (0, 1, n - 1):\n"
-        "    assert (f'; [{i}/0], an attempt Dynamo restarted (it compiled the frame again as [{i}/0_1]), missed the '\n"
-        "            'AOTAutograd cache, but nothing it compiled was kept (no graph compiled anew), and it logged no '\n"
-        "            'FX graph cache lookup: it was restarted before Inductor had compiled its graph') in text\n"
-        "assert text.count('an attempt Dynamo restarted') == n\n"
+        "    assert (f'; [{i}/0] first try, restarted, missed the AOTAutograd cache, but nothing it compiled was kept '\n"
+        "            f'(no graph compiled anew: [{i}/0] compiled the frame again), and logged no FX graph cache lookup: '\n"
+        "            'Dynamo restarted it before Inductor had compiled its graph') in text\n"
+        "assert text.count('first try, restarted, missed') == n\n"
     )
     run_python(code)
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import compilation_key
+from ..model.ids import NO_COMPILE_ID, compilation_key
 from ..model.payloads import json_object
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
@@ -23,6 +23,7 @@ from ..wording import and_list
 from .status import ERROR, RESTARTED, compile_status, compile_statuses, compiled_attempts, restarted_attempt_label
 
 if TYPE_CHECKING:
+    from .aoti import Aoti
     from .compile_time import CompileTimes
 
 CACHES = {"fx_graph_cache": "FX graph cache", "aotautograd_cache": "AOTAutograd cache"}
@@ -91,6 +92,13 @@ class CompileCache:
     events: list[CacheEvent]
     # The numbers (Caches.reason_numbers) of its bypass reasons, each once, in the order they ran: what its row shows.
     reason_numbers: list[int] = field(default_factory=list)
+    # What its row shows for it, by compilation as the recompile steps say it: "[1/0]" for gpt2_train's [1/0_1], the
+    # attempt that compiled [1/0] after Dynamo restarted it; an attempt Dynamo restarted (status RESTARTED, whatever
+    # its lookups did) apart, "[0/0] first try, restarted"; an AOTInductor package's build by its name
+    # (name_aoti_cache_rows). The prose and the bypass reasons name it so too. Each row links its own attempt.
+    label: str = ""
+    # Whether label is an AOTInductor package's name (Aoti.compile_name), not a compile id: shown as a name is.
+    names_package: bool = False
 
     def outcome(self, cache: str) -> str | None:
         """hit/miss/bypass of one cache; several lookups are joined: "miss, hit", each named by its graph where the
@@ -106,7 +114,7 @@ class CompileCache:
         return [e.bypass_reason for e in self.events if e.bypass_reason]
 
     def to_json(self) -> dict[str, Any]:
-        return {"compile_id": self.compile_id, "fx_graph_cache": self.outcome("fx_graph_cache"),
+        return {"compile_id": self.compile_id, "label": self.label, "fx_graph_cache": self.outcome("fx_graph_cache"),
                 "aotautograd_cache": self.outcome("aotautograd_cache"), "events": [e.to_json() for e in self.events]}
 
 
@@ -151,17 +159,13 @@ class Caches:
     # Each bypass reason -> its number in bypass_reasons (from 1): a table row names its reasons by it, and each
     # reason's text is given once, with its count (cache_hit_miss.log: 3 lookups, one reason).
     reason_numbers: dict[str, int] = field(default_factory=dict)
-    # Each bypass reason -> the compile ids with a lookup that bypassed for it, in the order they ran.
+    # Each bypass reason -> the rows (their CompileCache.label) with a lookup that bypassed for it, in the order they
+    # ran: named as the table names them.
     compiles_by_reason: dict[str, list[str]] = field(default_factory=dict)
 
-    def compilation_of(self, row: CompileCache) -> str:
-        """A row's compile id as the table says it, by compilation as the recompile steps do: "[1/0]" for gpt2_train's
-        [1/0_1], the attempt that compiled [1/0] after Dynamo restarted it; an attempt Dynamo restarted after its
-        lookups apart, "[0/0]'s first attempt, not kept" (regional_dynamic's [0/0] missed the AOTAutograd
-        cache, then [0/0_1] compiled it). Each row links its own attempt."""
-        if row.compile_id in self.restarted_misses or row.compile_id in self.fx_unlogged_restarted:
-            return restarted_attempt_label(row.compile_id)
-        return compilation_key(row.compile_id)
+    def label_of(self) -> dict[str, str]:
+        """Each row's compile id -> its label (CompileCache.label), for prose that names rows as the table does."""
+        return {c.compile_id: c.label or compilation_key(c.compile_id) for c in self.compiles}
 
     def reason_number(self, reason: str) -> int:
         """A bypass reason's number in bypass_reasons (from 1)."""
@@ -172,7 +176,7 @@ class Caches:
         return FREEZING_BYPASSES.get(reason) or user_function_target(reason)
 
     def reason_compiles(self, reason: str) -> list[str]:
-        """The compile ids with a lookup that bypassed for this reason, in the order they ran."""
+        """The rows (as the table labels them) with a lookup that bypassed for this reason, in the order they ran."""
         return self.compiles_by_reason.get(reason, [])
 
     @property
@@ -183,10 +187,16 @@ class Caches:
         if self.failed and overall in ("cold", "mixed"):
             all_failed = overall == "cold" and len(self.failed) == len(self.compiles)
             overall += "_all_failed" if all_failed else "_some_failed"
+        # (each compile named as its row is: the table's labels, not the attempts' ids)
+        labels = self.label_of()
+
+        def named(cid: str) -> str:
+            return labels.get(cid) or compilation_key(cid)
+
         lookup = "cache lookup torch logged" if self.fx_unlogged else "cache lookup"
-        text = _OVERALL_TEXTS[overall].format(lookup=lookup, failed=and_list(self.failed),
-                                              missed=self._missed(lookup), reused=self._reused())
-        others = [cid for cid in self.fx_unlogged if cid not in self.fx_unlogged_restarted]
+        text = _OVERALL_TEXTS[overall].format(lookup=lookup, failed=and_list([named(cid) for cid in self.failed]),
+                                              missed=self._missed(lookup), reused=self._reused(named))
+        others = [named(cid) for cid in self.fx_unlogged if cid not in self.fx_unlogged_restarted]
         if others:
             text += (f"; {and_list(others)} logged no FX graph cache lookup (torch logs one once Inductor has compiled "
                      "the graph)")
@@ -198,16 +208,18 @@ class Caches:
                 caches_of = missed_caches.setdefault(looked_up.compile_id, {})
                 caches_of.update(dict.fromkeys(e.cache for e in looked_up.events if e.outcome == "miss"))
         for attempt in dict.fromkeys([*self.restarted_misses, *self.fx_unlogged_restarted]):
-            # (named as the compile pages name a restarted attempt: its id, and the attempt that compiled the frame)
+            # (named as their rows are: "[2/1] first try, restarted", and the try that compiled the frame "[2/1]")
             compiled = self.restarted_misses.get(attempt) or self.fx_unlogged_restarted[attempt]
-            text += f"; {attempt}, an attempt Dynamo restarted (it compiled the frame again as {compiled}),"
+            text += f"; {named(attempt)}"
             if attempt in self.restarted_misses:
                 missed = and_list([CACHES[c] for c in missed_caches.get(attempt, {})])
-                text += f" missed the {missed}, but nothing it compiled was kept (no graph compiled anew)"
+                text += (f", missed the {missed}, but nothing it compiled was kept (no graph compiled anew: "
+                         f"{named(compiled)} compiled the frame again)")
                 if attempt in self.fx_unlogged_restarted:
-                    text += ", and it"
+                    text += ", and"
             if attempt in self.fx_unlogged_restarted:
-                text += " logged no FX graph cache lookup: it was restarted before Inductor had compiled its graph"
+                text += (" logged no FX graph cache lookup: Dynamo restarted it before Inductor had compiled its graph"
+                         + ("" if attempt in self.restarted_misses else f" ({named(compiled)} compiled the frame again)"))
         return text
 
     def _missed(self, lookup: str) -> str:
@@ -222,7 +234,7 @@ class Caches:
         return (f"no {lookup} hit ({missed} missed; {bypassed} {'was' if one else 'were'} bypassed, as torch could not "
                 f"cache {'that graph' if one else 'those graphs'})")
 
-    def _reused(self) -> str:
+    def _reused(self, named: Callable[[str], str]) -> str:
         """Whose output the hits reused: an earlier run's (from the cache dir), this run's own, or another process's
         of the same log."""
         in_run = sum(1 for c in self.compiles for e in c.events if e.outcome == "hit" and e.reused_from)
@@ -231,7 +243,8 @@ class Caches:
         hits = sum(n.get("hit", 0) for n in self.counts.values())
         across_reset = set(self.reused_across_reset)
         # (where every such hit reused another process's output, the words before the list say so once)
-        own = "; ".join(f"{cid} reused {and_list(sources)}'s" + self._whose(cid, sources, across_reset, other < in_run)
+        own = "; ".join(f"{named(cid)} reused {and_list([named(s) for s in sources])}'s"
+                        + self._whose(cid, sources, across_reset, other < in_run, named)
                         for cid, sources in self.reused_in_run.items())
         whose = (f"what {OTHER_PROCESS} had compiled" if other == in_run else
                  f"what this run, or {OTHER_PROCESS}, had compiled already" if other else
@@ -242,7 +255,8 @@ class Caches:
             return f"torch reused {whose}: {own}" if own else f"torch reused {whose}"
         return f"torch reused an earlier run's output, and {whose}" + (f": {own}" if own else "")
 
-    def _whose(self, cid: str, sources: list[str], across_reset: set[str], name_process: bool) -> str:
+    def _whose(self, cid: str, sources: list[str], across_reset: set[str], name_process: bool,
+               named: Callable[[str], str]) -> str:
         """Who compiled what a compile's hits reused, where not this run after no reset: before a reset, or (where
         name_process) another process of the log."""
         if cid in across_reset:
@@ -252,8 +266,8 @@ class Caches:
             return ""
         if others == sources:
             return f", compiled by {OTHER_PROCESS}"
-        named = and_list([source + "'s" for source in others])
-        return f" ({named} compiled by {OTHER_PROCESS})"
+        owners = and_list([f"{named(source)}'s" for source in others])
+        return f" ({owners} compiled by {OTHER_PROCESS})"
 
     @property
     def what_is_missing(self) -> str:
@@ -419,7 +433,8 @@ def caches(trace: Trace) -> Caches:
             if event.time_saved_ms:
                 result.time_saved_ms += event.time_saved_ms
         if events:
-            result.compiles.append(CompileCache(entry.key, events))
+            label = restarted_attempt_label(entry.key) if statuses.get(entry.key) == RESTARTED else compilation_key(entry.key)
+            result.compiles.append(CompileCache(entry.key, events, label=label))
             looked_up = {e.cache for e in events}
             if "aotautograd_cache" in looked_up and "fx_graph_cache" not in looked_up:
                 result.fx_unlogged.append(entry.key)
@@ -451,8 +466,21 @@ def caches(trace: Trace) -> Caches:
         shown = list(dict.fromkeys(compiled.bypass_reasons))
         compiled.reason_numbers = [result.reason_numbers[reason] for reason in shown]
         for reason in shown:
-            result.compiles_by_reason.setdefault(reason, []).append(compiled.compile_id)
+            result.compiles_by_reason.setdefault(reason, []).append(compiled.label)
     return result
+
+
+def name_aoti_cache_rows(found: Caches, aoti: Aoti) -> None:
+    """The rows of an AOTInductor package's build (no compile id: tlparse's [-/-]) labelled as every table names it
+    (Aoti.compile_name: "AOTInductor package of aoti_deploy.py:41"), in the table and the bypass reasons."""
+    name = aoti.compile_name(NO_COMPILE_ID)
+    if name == NO_COMPILE_ID:
+        return
+    for row in found.compiles:
+        if row.compile_id == NO_COMPILE_ID:
+            row.label, row.names_package = name, True
+    for reason, rows in found.compiles_by_reason.items():
+        found.compiles_by_reason[reason] = [name if label == NO_COMPILE_ID else label for label in rows]
 
 
 # AOTAutograd's cache keys a graph by its targets and gives up on a call_function target it cannot key

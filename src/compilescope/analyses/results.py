@@ -39,7 +39,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 19
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "7197912431016a70"
+RESULTS_FINGERPRINT = "4c1cfe603ac2cd3a"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -86,7 +86,9 @@ RESULTS_ADDED = {
         "inductor_provenance, the kernels' stack traces); and whether a transformed code page holds its guards or "
         "links to them only (TransformedCode.guards_inline: a guard tree of hundreds of KB)",
     19: "the attempts Dynamo restarted, whose guards no compiled code checks: a guard only they added is said so, not "
-        "listed as its compilation's (DynamicShapes.discarded_attempts)",
+        "listed as its compilation's (DynamicShapes.discarded_attempts); each cache row's label as the table, prose "
+        "and bypass reasons name it, a restarted attempt's told apart (CompileCache.label, .names_package; "
+        "Caches.compiles_by_reason holds those labels)",
 }
 
 

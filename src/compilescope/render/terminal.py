@@ -423,7 +423,7 @@ def _caches(ins: Insights) -> list[RenderableType]:
                                  TerminalText(f"{ca.overall}: {ca.overall_text}", style="dim")]
     table = _table("compile id", "FX graph cache", "AOTAutograd cache", "bypass reason")
     for c in ca.compiles[:MAX_ROWS]:
-        table.add_row(TerminalText(ins.aoti.compile_name(ca.compilation_of(c))), TerminalText(c.outcome("fx_graph_cache") or "-"),
+        table.add_row(TerminalText(c.label), TerminalText(c.outcome("fx_graph_cache") or "-"),
                       TerminalText(c.outcome("aotautograd_cache") or "-"),
                       TerminalText(", ".join(f"({n})" for n in c.reason_numbers)))
     out.append(table)

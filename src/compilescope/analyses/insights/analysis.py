@@ -10,7 +10,7 @@ from ...model.trace import Trace
 from ..activation_checkpoint import activation_checkpointing
 from ..aoti import aoti
 from ..autotuning import autotuning
-from ..caches import caches
+from ..caches import caches, name_aoti_cache_rows
 from ..compile_time import as_export_time, compile_times, name_aoti_rows, unfinished_compiles
 from ..crash import crashes
 from ..cudagraphs import cudagraphs
@@ -88,6 +88,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     name_failing_guards(ins.errors, ins.recompiles)
     ins.unfinished = unfinished_compiles(trace, ins.compile_time)
     name_aoti_rows(ins.compile_time, ins.aoti)
+    name_aoti_cache_rows(ins.caches, ins.aoti)
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:  # (cudagraphs gave them its reason)
         if not pending.compile_ids:  # read from stderr, which names no compile: the graphs it kept from recording
