@@ -491,3 +491,26 @@ def test_the_events_table_names_compilations_not_attempts(tmp_path):
     assert ("[1/1_1]", "[1/1]", "guard added") in rows  # (the compiled attempt's row, linked)
     anchors = set(re.findall(r'\bid="([^"]+)"', page))
     assert all(html.unescape(target) in anchors for target, _, _ in rows)
+
+
+def test_a_restarted_attempts_guard_is_not_said_unchecked_where_the_compiled_attempt_named_its_size_otherwise(
+        capsys, tmp_path):
+    # library_args_multiline with [0/1_1] (the attempt that compiled) naming x's size s99 where [0/1] named it s77,
+    # and adding the same guard on it, Eq(s99, s48): the compiled code does check that condition, so "added only by
+    # [0/1]'s first attempt ...: the compiled code does not check it", decided by the expressions' text, was false.
+    # The note says what the text shows: no later attempt added this expression.
+    lines = gzip.decompress(torch213("library_args_multiline.log.gz").read_bytes()).decode("utf-8").split("\n")
+    [guard] = [line for line in lines if '"guard_added_fast": {"expr": "Eq(s77, s48)"' in line]
+    assert '"frame_id": 0, "frame_compile_id": 1, "attempt": 0}' in guard
+    [at] = [i for i, line in enumerate(lines) if '{"create_symbol": {"symbol": "s77",' in line
+            and '"frame_id": 0, "frame_compile_id": 1, "attempt": 1' in line]
+    lines[at] = lines[at].replace('"symbol": "s77"', '"symbol": "s99"')
+    lines.insert(at + 1, guard.replace("Eq(s77, s48)", "Eq(s99, s48)").replace('"attempt": 0}', '"attempt": 1}'))
+    log = tmp_path / "renamed.log"
+    log.write_text("\n".join(lines), encoding="utf-8")
+    ds = _summary(capsys, log, "--json")["dynamic_shapes"]
+    assert _condition(ds, "Eq(s99, s48)")["compilations"] == ["[0/1]"]
+    said = _condition(ds, "Eq(s77, s48)")["discarded_text"]
+    assert said == ("added only by [0/1]'s first attempt, which Dynamo restarted; no later attempt of [0/1] added this "
+                    "expression")
+    assert "does not check" not in " ".join(_summary(capsys, log)["text"].split())
