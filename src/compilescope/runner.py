@@ -16,7 +16,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 from .errors import CompilescopeError
@@ -24,9 +25,13 @@ from .ingest.crash_files import crash_files, crash_headline, crash_record, endin
 from .ingest.discover import find_logs, is_trace_log, process_parts, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
-# Written into the trace directory by `compilescope run` once the program has ended (cli/run.py), wherever -o puts
-# the report: serve reads a run directory holding it, newer than its logs, as over (cli/serve.py). No log's name.
+# Written into the trace directory by `compilescope run` (cli/run.py), wherever -o puts the report, for serve
+# (cli/serve.py), which reads a run as over when its newest log is one RUN_ENDED names and no RUN_GOING file is
+# there. RUN_ENDED: each ended run appends the logs it wrote, one name (relative to the directory) a line, because a
+# --trace-dir is kept and may hold an earlier run's marker, or a run going on beside (run_has_ended). RUN_GOING<pid>:
+# there while that run's program runs (one per run). Neither is a log's name.
 RUN_ENDED = "compilescope-run-ended"
+RUN_GOING = "compilescope-run-going-"
 TERMINATE_GRACE_S = 10.0
 
 
@@ -189,6 +194,52 @@ def as_typed_here(path: str) -> str:
     absolute = os.path.abspath(path)
     relative = os.path.relpath(absolute)
     return absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
+@contextmanager
+def marked_going(trace_dir: str) -> Iterator[None]:
+    """RUN_GOING<pid> in trace_dir while the block runs (the program): serve reads the directory's runs as going on,
+    whatever an earlier run's RUN_ENDED says. Left behind only if this process is killed: serve then goes by the
+    logs' times, as for a program run without compilescope."""
+    path = os.path.join(trace_dir, f"{RUN_GOING}{os.getpid()}")
+    try:
+        with open(path, "x", encoding="utf-8"):
+            made = True
+    except OSError:
+        made = False  # (only serve's live/ended mark depends on it)
+    try:
+        yield
+    finally:
+        if made:
+            with suppress(OSError):
+                os.remove(path)
+
+
+def mark_ended(trace_dir: str, logs: list[str]) -> None:
+    """Add the logs this run wrote to trace_dir's RUN_ENDED, once its program has ended (appended: an earlier run's
+    names stay true of its logs, and a run beside this one may end later)."""
+    if not logs:
+        return  # (no run to list in serve: a directory run made for it, left empty, is removed)
+    names = "".join(f"{os.path.relpath(p, trace_dir)}\n" for p in logs)
+    with suppress(OSError), open(os.path.join(trace_dir, RUN_ENDED), "a", encoding="utf-8") as f:
+        f.write(names)  # (only serve's live/ended mark depends on it: the report is still written)
+
+
+def run_has_ended(directory: str, newest_log: str) -> bool:
+    """`compilescope run` said the program that wrote newest_log (directory's newest) has ended, and no run is going
+    on in directory (one that has written no log yet would otherwise look over: its directory's newest log is an
+    earlier run's)."""
+    marker = os.path.join(directory, RUN_ENDED)
+    try:
+        if any(name.startswith(RUN_GOING) for name in os.listdir(directory)):
+            return False
+        if os.path.islink(marker) or not os.path.isfile(marker):
+            return False
+        with open(marker, encoding="utf-8", errors="replace") as f:
+            named = {line.rstrip("\n") for line in f}
+    except OSError:
+        return False
+    return os.path.relpath(newest_log, directory) in named
 
 
 def prepare_trace_dir(path: str) -> str:

@@ -297,6 +297,11 @@ def test_a_port_in_use_or_a_file_for_the_directory_is_one_line(tmp_path, capsys)
     assert capsys.readouterr().err == f"compilescope: error: {tmp_path / 'run.log'}: not a directory (name the directory of runs)\n"
 
 
+# A program that writes its TORCH_TRACE log as torch would, without torch (a second, not a compile): argv[1] copied.
+COPY_LOG = ("import os, shutil, sys; shutil.copy(sys.argv[1], os.path.join(os.environ['TORCH_TRACE'], "
+            "f'dedicated_log_torch_trace_{os.getpid()}.log'))")
+
+
 def test_a_run_that_ended_seconds_ago_is_not_live_and_its_compile_time_is_worded_as_elsewhere(tmp_path):
     """`compilescope run` writes its report (<trace dir>/report) once the program has ended. The hub called any run
     whose log changed in the last 30 s live, and its list refreshed every 5 s, for a run over seconds ago. And it said
@@ -309,15 +314,18 @@ def test_a_run_that_ended_seconds_ago_is_not_live_and_its_compile_time_is_worded
 
     root = tmp_path / "runs"
     ended, going = root / "2026-01-04_run_ended", root / "2026-01-04_run_going"
-    for run in (ended, going):
-        run.mkdir(parents=True)
-        # (written now: seconds ago; profile_eager_backend compiled in under a second)
-        (run / "dedicated_log_torch_trace_eager.log").write_bytes(
-            gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes()))
-    assert run_cli(ended / "dedicated_log_torch_trace_eager.log", "-o", ended / "report", "--no-browser") == 0
+    # (profile_eager_backend compiled in under a second)
+    (tmp_path / "log.txt").write_bytes(gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes()))
+    going.mkdir(parents=True)
+    shutil.copyfile(tmp_path / "log.txt", going / "dedicated_log_torch_trace_eager.log")
+    assert run_cli("run", "--no-browser", "--trace-dir", ended, "--", sys.executable, "-c", COPY_LOG,
+                   tmp_path / "log.txt") == 0
     runs = {r.name: r for r in list_runs(str(root))}
-    assert time.time() - runs[ended.name].mtime < 30 and not runs[ended.name].live
-    assert runs[going.name].live  # (no report: its program may still be writing)
+    # (seconds ago, as said: the clock is set, not read)
+    with pytest.MonkeyPatch.context() as clock:
+        clock.setattr(time, "time", lambda: runs[ended.name].mtime + 1)
+        assert runs[ended.name].ended and not runs[ended.name].live
+        assert runs[going.name].live  # (no run said it ended: its program may still be writing)
 
     figures = run_headline(read_side(runs[ended.name].source))
     page = runs_page([RunRow(ended.name, runs[ended.name].mtime, runs[ended.name].live, figures)], "runs", "/t/")
@@ -327,7 +335,7 @@ def test_a_run_that_ended_seconds_ago_is_not_live_and_its_compile_time_is_worded
     assert not re.search(r">\d+\.\d\ds<", page) and 'class="live"' not in page
 
 
-def test_a_run_whose_report_went_elsewhere_is_not_live_once_its_program_ended(tmp_path):
+def test_a_run_whose_report_went_elsewhere_is_not_live_once_its_program_ended(tmp_path, monkeypatch):
     """`compilescope run -o DIR` writes the report to DIR, not <trace dir>/report: the hub knew a run had ended only by
     that report, so a run written with -o stayed "live" (its list refreshing every 5 s) for 30 s after it ended. The
     run marks its trace directory when the program has ended, wherever the report goes."""
@@ -337,11 +345,49 @@ def test_a_run_whose_report_went_elsewhere_is_not_live_once_its_program_ended(tm
     run = root / "2026-01-04_run_elsewhere"
     log = gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes())
     (tmp_path / "log.txt").write_bytes(log)
-    # (a program that writes its TORCH_TRACE log as torch would, without torch: a second, not a compile)
-    code = ("import os, shutil, sys; shutil.copy(sys.argv[1], "
-            "os.path.join(os.environ['TORCH_TRACE'], 'dedicated_log_torch_trace_eager.log'))")
     assert run_cli("run", "--no-browser", "--trace-dir", run, "-o", tmp_path / "elsewhere", "--",
-                   sys.executable, "-c", code, tmp_path / "log.txt") == 0
+                   sys.executable, "-c", COPY_LOG, tmp_path / "log.txt") == 0
     assert (tmp_path / "elsewhere" / "index.html").is_file() and not (run / "report").exists()
     (found,) = list_runs(str(root))
-    assert time.time() - found.mtime < 30 and not found.live
+    assert found.ended
+    monkeypatch.setattr(time, "time", lambda: found.mtime + 1)  # (a second after its log was written)
+    assert not found.live
+
+
+def test_a_run_going_on_in_a_trace_dir_an_earlier_run_ended_in_is_live(tmp_path, monkeypatch):
+    """--trace-dir is kept, and with it an earlier run's mark that its program has ended: a second run in the same
+    directory was shown as over until its program wrote its first log (and so was one going on beside a run that
+    ended). The mark names the logs each ended run wrote, and a run going on says so while its program runs."""
+    from compilescope.cli.serve import list_runs
+
+    root = tmp_path / "runs"
+    run = root / "2026-01-04_run_twice"
+    (tmp_path / "log.txt").write_bytes(gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes()))
+    assert run_cli("run", "--no-browser", "--trace-dir", run, "-o", tmp_path / "first", "--",
+                   sys.executable, "-c", COPY_LOG, tmp_path / "log.txt") == 0
+    (first,) = list_runs(str(root))
+    assert first.ended
+
+    # The second program says it has started, then waits for the test before writing its log.
+    started, go = tmp_path / "started", tmp_path / "go"
+    waits = (f"import os, pathlib, time; pathlib.Path({str(started)!r}).touch()\n"
+             f"while not os.path.exists({str(go)!r}): time.sleep(0.02)\n{COPY_LOG}")
+    second = subprocess.Popen([sys.executable, "-m", "compilescope", "run", "--no-browser", "--trace-dir", str(run),
+                               "-o", str(tmp_path / "second"), "--timeout", "300", "--",
+                               sys.executable, "-c", waits, str(tmp_path / "log.txt")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        while not started.exists():
+            assert second.poll() is None, second.stderr.read()
+            time.sleep(0.02)
+        (going,) = list_runs(str(root))
+        assert going.logs == first.logs and not going.ended  # (its newest log is the first run's)
+        with pytest.MonkeyPatch.context() as clock:
+            clock.setattr(time, "time", lambda: going.mtime + 1)
+            assert going.live
+    finally:
+        go.touch()
+        _, err = second.communicate()
+    assert second.returncode == 0, err
+    (both,) = list_runs(str(root))
+    assert len(both.logs) == 2 and both.ended

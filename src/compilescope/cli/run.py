@@ -18,8 +18,8 @@ from ..errors import CompilescopeError
 from ..ingest.discover import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.notices import report_lines, unread_line
-from ..runner import (DEFAULT_TRACE_ROOT, RUN_ENDED, as_typed_here, check_env_prefix, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
-                      program, run_program)
+from ..runner import (DEFAULT_TRACE_ROOT, as_typed_here, check_env_prefix, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
+                      mark_ended, marked_going, program, run_program)
 from ..wording import count
 from .. import location
 from ..output import Kept, check_output_dir, program_file, report_destination, shown_output, trace_directory
@@ -155,7 +155,10 @@ class RunCommand:
         # The trace directory in the commands printed: as typed, else (run made it) as the user would type it here.
         named_dir = args.trace_dir or as_typed_here(trace_dir)
         print(f"compilescope: running {prog} with TORCH_TRACE={trace_dir}", file=sys.stderr, flush=True)
-        result = run_program(prog, trace_dir, fresh_cache=args.fresh_cache, timeout=args.timeout)
+        with marked_going(trace_dir):
+            result = run_program(prog, trace_dir, fresh_cache=args.fresh_cache, timeout=args.timeout)
+            # (said before the going mark goes: serve reads the run as over from then on)
+            mark_ended(trace_dir, result.logs)
         rc = result.returncode
         if result.timed_out:
             print(f"compilescope: the program ran longer than --timeout {args.timeout:g}s and was stopped", file=sys.stderr)
@@ -182,7 +185,6 @@ class RunCommand:
                 os.rmdir(trace_dir)  # the directory this run made for its trace, left empty: not a run to keep
             return rc
         out = args.out or os.path.join(trace_dir, "report")
-        _mark_ended(trace_dir, out)
         if args.all_ranks_html or holds_several_ranks(result.logs):
             # A distributed program (e.g. under torchrun): one report for all its ranks.
             from .multirank import run_all_ranks
@@ -250,16 +252,6 @@ def _program_profiles(paths: list[str]) -> tuple[list, list[str]]:
         else:
             read.append(path)
     return profiles, read
-
-
-def _mark_ended(trace_dir: str, out: str) -> None:
-    """Say in the trace directory that its program has ended (RUN_ENDED), for serve: a report written with -o is
-    elsewhere, and the logs' times alone would make the run look live for LIVE_SECONDS more."""
-    try:
-        with open(os.path.join(trace_dir, RUN_ENDED), "w", encoding="utf-8") as f:
-            f.write(f"the program has ended; its report: {os.path.abspath(out)}\n")
-    except OSError:
-        pass  # (only serve's live/ended mark depends on it: the report is still written)
 
 
 def _report_not_written(trace_dir: str) -> None:

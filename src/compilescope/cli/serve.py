@@ -29,14 +29,10 @@ from urllib.parse import quote
 
 from ..errors import CompilescopeError
 from ..ingest.discover import find_logs, holds_several_ranks, is_trace_log
-from ..runner import DEFAULT_TRACE_ROOT, RUN_ENDED
+from ..runner import DEFAULT_TRACE_ROOT, run_has_ended
 from .usage import require_within
 
 LIVE_SECONDS = 30.0  # a run whose log changed this recently is shown as live, and the list refreshes itself
-# Where `compilescope run` writes its report by default, once the program has ended (cli/run.py): a run directory
-# whose report, or RUN_ENDED (written by run wherever -o puts the report), is newer than its logs is over, however
-# recently they changed.
-RUN_REPORT = os.path.join("report", "index.html")
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 
 
@@ -47,8 +43,8 @@ class Run:
     logs: tuple[str, ...]
     mtime: float  # newest log's modification time
     size: int  # all logs' bytes
-    # `compilescope run` wrote RUN_ENDED or its report (RUN_REPORT) after its newest log: the program has ended,
-    # nothing is being written, whatever the logs' times say
+    # `compilescope run` said the program that wrote its newest log has ended, and no other is going on there
+    # (runner.run_has_ended): nothing is being written, whatever the logs' times say
     ended: bool = False
 
     @property
@@ -90,20 +86,11 @@ def list_runs(root: str) -> list[Run]:
             stats = [os.stat(p) for p in logs]
         except (OSError, CompilescopeError):
             continue  # vanished or unreadable while listing: not a run (yet)
-        newest = max(s.st_mtime for s in stats)
+        newest, newest_log = max(zip((s.st_mtime for s in stats), logs))
         runs.append(Run(name, path, tuple(logs), newest, sum(s.st_size for s in stats),
-                        ended=os.path.isdir(path) and any(_written_after(os.path.join(path, marker), newest)
-                                                          for marker in (RUN_ENDED, RUN_REPORT))))
+                        ended=os.path.isdir(path) and run_has_ended(path, newest_log)))
     runs.sort(key=lambda r: (-r.mtime, r.name))
     return runs
-
-
-def _written_after(path: str, mtime: float) -> bool:
-    """path is a file (never a link) modified at mtime or after."""
-    try:
-        return not os.path.islink(path) and os.path.isfile(path) and os.stat(path).st_mtime >= mtime
-    except OSError:
-        return False
 
 
 class Hub:
