@@ -415,3 +415,21 @@ def test_a_payload_tlparse_keeps_by_md5_is_kept_and_pointed_at_as_tlparse_does(t
         (md5, f"payloads/{md5}.txt") for md5 in (name[:-len(".txt")] for name in theirs)]
     assert [stem(a["name"]) for a in json.loads((tmp_path / "cs" / "compile_directory.json").read_text())["[-/-]"][
         "artifacts"]] == ["exported_program"]
+
+
+def test_with_export_the_exported_program_is_tlparse_s_file_and_kept_by_no_md5(tmp_path):
+    """With --export tlparse writes -_-_-_-/exported_program_0.txt and no payloads/ (nor raw.jsonl). Ours kept the
+    payload as payloads/<md5>.txt and pointed raw.jsonl there with --export too (a rule that never asked the options):
+    now its file is tlparse's, byte for byte, and our raw.jsonl points at it."""
+    from .conftest import run_cli
+
+    log = torch213("export_draft.log")
+    subprocess.run([tlparse_binary(), str(log), "-o", str(tmp_path / "tl"), "--no-browser", "--overwrite", "--export"],
+                   check=True, capture_output=True, timeout=300)
+    assert run_cli(log, "-o", tmp_path / "cs", "--no-browser", "--export") == 0
+    theirs = {p.relative_to(tmp_path / "tl").as_posix(): p.read_bytes() for p in (tmp_path / "tl").rglob("*.txt")}
+    assert list(theirs) == ["-_-_-_-/exported_program_0.txt"] and not (tmp_path / "tl" / "payloads").exists()
+    assert {name: (tmp_path / "cs" / name).read_bytes() for name in theirs} == theirs
+    assert not list((tmp_path / "cs").glob("payloads/*.txt"))
+    lines = [json.loads(line) for line in (tmp_path / "cs" / "raw.jsonl").read_text().splitlines()[1:]]
+    assert [r.get("payload_filename") for r in lines if "exported_program" in r] == list(theirs)

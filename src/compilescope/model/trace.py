@@ -132,13 +132,6 @@ class Artifact:
         return f"{safe_stem(self.name)}_{self.file_number}.{self.ext}"
 
     @property
-    def kept_by_md5(self) -> bool:
-        """A payload tlparse writes no file of its own for (a kind of OWN_SERIES_KINDS: exported_program without
-        --export): it keeps it as payloads/<md5>.txt, and raw.jsonl points there, so ours does the same beside our own
-        file of it."""
-        return self.own_number is not None and self.md5 is not None and self.payload is not None
-
-    @property
     def file_number(self) -> int:
         """The number in its file name: tlparse's, or for a kind tlparse does not write, its own series'. The runtime
         metrics pages are <kind>_N.html, and tlparse writes .html only for the kinds it knows, named after them: the

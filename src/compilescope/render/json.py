@@ -10,7 +10,7 @@ from ..model import trace as trace_model
 from ..model.trace import CODE, LINK, TEXT, JSON, Artifact, Compile, RawSpans, Trace
 from ..model.payloads import PAYLOAD_KEY
 from .content import chunked
-from .options import ReportOptions, artifact_file_name, artifact_url, payload_file, readable_url
+from .options import ReportOptions, artifact_file_name, artifact_url, kept_by_md5, payload_file, readable_url
 
 
 DIRECTORY_CHUNK = 256 << 10  # bytes of compile_directory.json handed to the writer at a time
@@ -94,7 +94,7 @@ def _raw_jsonl_lines(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
         for a in entry.artifacts:
             # The file that holds the payload as logged: with -p, output code's .txt too (tlparse's pointer).
             # (a payload tlparse keeps by its md5 is pointed at there: kept_by_md5)
-            if not a.kept_by_md5 and (a.display in (TEXT, JSON) or (a.display == CODE and options.plain_text)):
+            if not kept_by_md5(a, options) and (a.display in (TEXT, JSON) or (a.display == CODE and options.plain_text)):
                 urls[a.number] = artifact_url(a, options)
     table = [trace.string_table.get(i) for i in range(max(trace.string_table, default=-1) + 1)]
     yield orjson.dumps({"string_table": table}) + b"\n"

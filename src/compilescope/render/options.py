@@ -60,6 +60,15 @@ def payload_file(md5: str) -> str:
     return f"payloads/{md5 if _MD5.fullmatch(md5) else safe_stem(md5)}.txt"
 
 
+def kept_by_md5(artifact: Artifact, options: ReportOptions) -> bool:
+    """A payload tlparse writes no file of its own for (a kind of OWN_SERIES_KINDS: exported_program without
+    --export): it keeps it as payloads/<md5>.txt, and raw.jsonl points there, so ours does the same beside our own
+    file of it. With --export tlparse writes exported_program_N.txt and no payloads/ (nor raw.jsonl): ours points
+    raw.jsonl at that file, which it writes under tlparse's name."""
+    return (not options.export and artifact.own_number is not None and artifact.md5 is not None
+            and artifact.payload is not None)
+
+
 def readable_url(artifact: Artifact, options: ReportOptions) -> str | None:
     if artifact.readable is None:
         return None

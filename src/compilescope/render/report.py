@@ -11,7 +11,7 @@ from ..model.trace import CODE, DUMP, GUARDS, Trace
 from .content import Content, later
 from .html import render_html
 from .json import chromium_events, compile_directory_json, raw_jsonl
-from .options import ReportOptions, payload_file
+from .options import ReportOptions, kept_by_md5, payload_file
 
 __all__ = ["Content", "ReportRenderer", "payload_file", "report_files"]
 
@@ -55,7 +55,7 @@ def _files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[t
     by_md5 = (GUARDS, DUMP) if options.plain_text else (CODE, GUARDS, DUMP)
     for entry in trace.compiles.values():
         for a in entry.artifacts:
-            if (a.display in by_md5 or a.kept_by_md5) and a.md5 and a.payload is not None and a.md5 not in kept:
+            if (a.display in by_md5 or kept_by_md5(a, options)) and a.md5 and a.payload is not None and a.md5 not in kept:
                 kept.add(a.md5)
                 yield payload_file(a.md5), trace.payload_chunks(a.payload)
     for event in trace.unknown_events:
