@@ -81,9 +81,9 @@ class CompileDump(NamedTuple):
     """What dump-src writes of one compilation, as depyf names it (render/dump_src.py lays out the files)."""
 
     entry: Compile
-    # Its files' name, from its compile id alone (compiled_fn_name: `__compiled_fn_1_0` for [1/0]), so that every file
-    # maps back to its compile id and two compiles never share a name (torch's own `__compiled_fn_<counter>`, logged
-    # only with transformed code, is torch_fn)
+    # Its files' name: torch's (torch_fn, `__compiled_fn_10`) where the log gives it, as depyf names them, so that
+    # grepping the transformed code's call finds the graph; else from its compile id (compiled_fn_name:
+    # `__compiled_fn_1_0` for [1/0]), two or more number parts, so never one of torch's
     fn: str
     graphs: list[tuple[str, list[Artifact]]]  # (depyf's title, the artifacts that hold it), of DUMP_GRAPHS
     function: str | None  # the function compiled, whose full_code file it goes in (None: not known)
@@ -105,6 +105,7 @@ def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list
     """Each compilation's dump (those with a compile id), in compile id order; then, where the log built AOTInductor
     packages (outside any compile id), their graphs and code (dump-src wrote nothing of aoti_deploy.log.gz)."""
     found = []
+    taken: set[str] = set()
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
             continue
@@ -112,10 +113,15 @@ def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list
         function = (code.function if code else None) or (entry.metrics or {}).get("co_name") or (
             entry.stack[-1].name if entry.stack else None)
         guards = _artifacts_of(entry, GUARDS)
-        found.append(CompileDump(entry, compiled_fn_name(entry.compile_id), [(title, arts) for title, names in DUMP_GRAPHS
-                                                                             if (arts := _artifacts_of(entry, names))],
+        torch_fn = _torch_fn(code)
+        # (torch's counter names each graph of a process once: a name met again, in a log of two processes' lines,
+        # falls back to the compile id's)
+        fn = torch_fn if torch_fn and torch_fn not in taken else compiled_fn_name(entry.compile_id)
+        taken.add(fn)
+        found.append(CompileDump(entry, fn, [(title, arts) for title, names in DUMP_GRAPHS
+                                             if (arts := _artifacts_of(entry, names))],
                                  str(function) if function else None, code, guards[0] if guards else None, None,
-                                 f"compile id {entry.compile_id}", _torch_fn(code)))
+                                 f"compile id {entry.compile_id}", torch_fn))
     dumps = [d._replace(retry=_retry(d, found)) if d.code is None else d for d in found]
     exported = [a for entry in trace.sorted_compiles() for a in entry.artifacts
                 if a.kind == EXPORTED_PROGRAM_KIND and a.payload is not None]
@@ -134,8 +140,9 @@ def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list
 
 
 def compiled_fn_name(cid: CompileId | None) -> str:
-    """dump-src's name of a compile's files, its compile id's parts in order: [1/0] `__compiled_fn_1_0`, [1/0_1]
-    `__compiled_fn_1_0_1`, compiled autograd's [!0/3/0] `__compiled_fn_ca0_3_0`, [!0] `__compiled_fn_ca0`."""
+    """dump-src's name of a compile's files where the log gives not torch's, its compile id's parts in order: [1/0]
+    `__compiled_fn_1_0`, [1/0_1] `__compiled_fn_1_0_1`, compiled autograd's [!0/3/0] `__compiled_fn_ca0_3_0`, [!0]
+    `__compiled_fn_ca0` (the prefix: [!0/1/0] is not [0/1/0]). Torch's names have one number part: never these."""
     if cid is None:
         return "__compiled_fn"
     parts = ([f"ca{cid.compiled_autograd_id}"] if cid.compiled_autograd_id is not None else []) + [

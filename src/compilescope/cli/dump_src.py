@@ -18,9 +18,10 @@ from ..output import DUMP_SRC_MARK, DUMP_SRC_MARK_TEXT, OutputDir, report_destin
 
 class DumpSrcCommand:
     """Write, per compiled function, its captured graph, AOT graphs, kernels and transformed code as .py files
-    (depyf's `prepare_debug` layout), and torch.export's ExportedPrograms. A compile's files are named by its
-    compile id: `__compiled_fn_1_0 Captured Graph 0.py` is [1/0], `__compiled_fn_1_0_1` its attempt [1/0_1],
-    `__compiled_fn_ca0_3_0` compiled autograd's [!0/3/0]."""
+    (depyf's `prepare_debug` layout), and torch.export's ExportedPrograms. A compile's files take torch's name of
+    its graph where the log has its transformed code (`__compiled_fn_6 Captured Graph 0.py`, the name that code
+    calls), else its compile id's: `__compiled_fn_1_0` for [1/0], `__compiled_fn_1_0_1` for [1/0_1],
+    `__compiled_fn_ca0_3_0` for compiled autograd's [!0/3/0]. Each file's first line says its compile id."""
 
     name = "dump-src"
 

@@ -1,11 +1,11 @@
 """depyf's dump layout from a log: per compiled function, its graphs, kernels and transformed code as .py files.
 
-Names as depyf lays them out (`__compiled_fn_<id> Captured Graph 0.py`, `__transformed_code_0_for_f.py`,
-`full_code_for_f_0.py`), so tools and habits built on depyf's `prepare_debug` / vLLM's `debug_dump_path`
-find the same files. A compile's files are named by its compile id, one scheme for all (`__compiled_fn_1_0` for
-[1/0], `__compiled_fn_1_0_1` for its attempt [1/0_1], `__compiled_fn_ca0_3_0` for compiled autograd's [!0/3/0]);
-torch's own name of the graph (`__compiled_fn_10`, which depyf uses) is logged only with transformed code, and is
-said in those files' first line and the transformed code's note. torch.export's ExportedPrograms are
+Names as depyf lays them out (`__compiled_fn_6 Captured Graph 0.py`, `__transformed_code_0_for_f.py`,
+`full_code_for_f_0.py`). A compile's files take torch's name of its graph (`__compiled_fn_6`, depyf's, the name its
+transformed code calls) where the log has that code; torch logs it nowhere else, so a compile without it is named by
+its compile id (`__compiled_fn_1_0` for [1/0], `__compiled_fn_1_0_1` for [1/0_1], `__compiled_fn_ca0_3_0` for
+compiled autograd's [!0/3/0]: two or more number parts, never one of torch's names), where depyf, which runs in the
+process, would have torch's. Every file's first line says its compile id. torch.export's ExportedPrograms are
 `__exported_program Exported program N.py`. Unlike depyf's, every file here is valid Python: text that is not code
 (guards, notes) is written as comments.
 
