@@ -116,6 +116,47 @@ def test_a_keyword_the_users_call_passes_is_named_by_their_variable_where_the_ca
     assert "[0/1] compiled ids' dimension 1 as dynamic (s27)" in shown
 
 
+def test_a_keyword_a_library_passes_on_from_its_kwargs_is_the_users_tensor(capsys):
+    # library_passed.py (kwargs): `cm(input_ids=tok)` into NetKw's forward(self, **kwargs), which calls
+    # `inner_kw(input_ids=kwargs["input_ids"])`; inner_kw's print breaks the graph. inner_kw's input_ids is tok: the
+    # advice said it was a value forward made, "no tensor of yours named input_ids".
+    assert _line(PROGRAMS_213 / "library_passed.py", 20) == "out = cm(input_ids=tok)"
+    assert _line(MYLIB, 75) == 'return inner_kw(input_ids=kwargs["input_ids"]) + h'
+    log = torch213("library_passed_kwargs.log.gz")
+    with read_trace(str(log)) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (step,) = frames["inner_kw"].steps
+    assert step.guard.location_label == "tok (inner_kw's input_ids, which forward passes on) passed in by the call at"
+    (advice,) = frames["inner_kw"].advice
+    assert "torch._dynamo.mark_dynamic(tok, 0)" in advice and "no tensor of yours" not in advice
+    assert _sizes(log)[("L['kwargs']['input_ids'].size()[0]", ("[1/1]", "[1/1_1]"))] == (
+        "tok.size()[0] (inner_kw's input_ids, which forward passes on)")
+    assert run_cli("summary", log) == 0
+    assert "made and passed to inner_kw" not in capsys.readouterr().out
+
+
+def test_a_tensor_the_users_call_passes_twice_is_theirs_not_the_librarys():
+    # library_passed.py (same): `cm(t, t)` into Net3's forward(self, x, target), which calls loss3(out, target).
+    # forward's guard tree reads x alone and checks target as `L['x'] is L['target']`: target was said to be a value
+    # forward made, "no tensor of yours named target". It is the user's t (through x, the same object).
+    import gzip
+
+    assert _line(PROGRAMS_213 / "library_passed.py", 23) == "out = cm(t, t)"
+    log = torch213("library_passed_same.log.gz")
+    text = gzip.open(log, "rt", encoding="utf-8").read()
+    assert "LAMBDA_GUARD: L['x'] is L['target']" in text and "key='target', framelocals_idx=2" not in text
+    with read_trace(str(log)) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (step,) = frames["loss3"].steps
+    assert step.guard.location_label == "t (loss3's target, which forward passes on) passed in by the call at"
+    (advice,) = frames["loss3"].advice
+    assert "torch._dynamo.mark_dynamic(t, 0)" in advice and "no tensor of yours" not in advice
+    # (loss3's pred is forward's own `out`, named in no line of forward's tree: made by the library, as before)
+    sizes = _sizes(log)
+    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == (
+        "t.size()[0] (loss3's target, which forward passes on)")
+
+
 # library_args_target's stacks into forward and loss3 pass through nn.Module's call: [<module>, __call__,
 # _wrapped_call_impl, _call_impl, compile_wrapper, forward]. Without those (a bound method compiled, `cm =
 # torch.compile(net.forward)`), eval_frame's compile_wrapper alone is between the user's line and forward.

@@ -165,6 +165,9 @@ class TreeLine(NamedTuple):
     # (name, index among the frame's locals) of the local a GuardManager line reads: `FrameLocalsGuardAccessor(key=
     # 'target', framelocals_idx=2)`. One the tree reads on entering the frame is an argument (the rest are unbound).
     argument: tuple[str, int] | None = None
+    # (one, other) of two locals the frame was passed as the same object: `LAMBDA_GUARD: L['x'] is L['target']`, the
+    # guard torch installs where `cm(t, t)` passes t twice (the tree reads only x then: target is no argument it reads)
+    alias: tuple[str, str] | None = None
 
 
 def _cache_class(line: str) -> str | None:
@@ -263,12 +266,26 @@ def _read_line(line: str) -> TreeLine | None:
     # (any line of a numbered module, whatever else it says: the hooks' and modules' patterns need an accessed_by)
     block = ((m["source"], m["cls"]) if "._modules['" in line and "type=<class '" in line
              and _names_a_numbered_module(line) and (m := _NUMBERED_MODULE.search(line)) is not None else None)
+    alias = _alias(line) if _ALIAS in line else None
     if site is None and pins is None and hooks is None and hook is None and module is None and not lengths \
             and closure is None and tensor_class is None and tensor is None and cache is None and block is None \
-            and local is None and argument is None:
+            and local is None and argument is None and alias is None:
         return None
     return TreeLine(site, pins, hooks, hook, module, lengths, closure, tensor_class, tensor, cache, block, local,
-                    argument)
+                    argument, alias)
+
+
+_ALIAS = "LAMBDA_GUARD: L['"
+_ALIAS_IS = "'] is L['"
+
+
+def _alias(line: str) -> tuple[str, str] | None:
+    """(one, other) of `LAMBDA_GUARD: L['x'] is L['target']` (string searches, as _frame_local's)."""
+    at = line.find(_ALIAS) + len(_ALIAS)
+    middle = line.find(_ALIAS_IS, at, at + 300)
+    end = line.find("']", middle + len(_ALIAS_IS), middle + 300) if middle >= 0 else -1
+    one, other = line[at:middle], line[middle + len(_ALIAS_IS):end]
+    return (one, other) if end >= 0 and one.isidentifier() and other.isidentifier() else None
 
 
 _FRAME_LOCAL = "FrameLocalsGuardAccessor(key='"
@@ -301,6 +318,23 @@ def tree_argument_slot(tree: GuardTree, name: str) -> ArgumentSlot | None:
 def tree_reads_local(tree: GuardTree, name: str) -> bool:
     """Whether the tree reads the frame's local name on entering it: one of the frame's arguments."""
     return any(line.argument is not None and line.argument[0] == name for line in tree.lines)
+
+
+def tree_aliases(tree: GuardTree, name: str) -> set[str]:
+    """The frame's other locals the tree checks are the same object as its local name (`cm(t, t)` into
+    forward(self, x, target): {"x"} for target, whose own guards torch leaves out, x's covering both)."""
+    return {other for line in tree.lines if line.alias is not None and name in line.alias
+            for other in line.alias if other != name}
+
+
+def tree_mentions(tree: GuardTree, name: str) -> bool:
+    """Whether any line of the tree names the frame's local or global name (`L['target']`, `G['target']`): an
+    argument, an alias of one, a global; a tree that names it nowhere never read it on entering the frame."""
+    local, global_ = f"L['{name}']", f"G['{name}']"
+    return any((line.argument is not None and line.argument[0] == name) or (line.alias is not None and name in line.alias)
+               or (line.site is not None and (local in line.site.guard or global_ in line.site.guard))
+               or (line.tensor is not None and line.tensor[0].startswith((local, global_)))
+               or (line.module is not None and line.module.startswith((local, global_))) for line in tree.lines)
 
 
 class GuardTree(NamedTuple):

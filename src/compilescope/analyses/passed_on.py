@@ -14,7 +14,8 @@ from ..model.payloads import PayloadRef
 from ..model.trace import Compile, Trace
 from .compiled_frames import CompiledFrames
 from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
-from .installed_guards import GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_argument_slot, tree_reads_local
+from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_aliases, tree_argument_slot, tree_mentions,
+                               tree_reads_local)
 from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code, section,
                              traceback_frames)
 
@@ -132,11 +133,41 @@ class PassedOn:
         outer_tree = self._tree(broken.compile_id) if broken.compile_id is not None else None
         if outer_tree is None:
             return None
-        if found.name is None or not tree_reads_local(outer_tree, found.name):
-            return Passed(None, made_by=line.function, made_at=line)  # (not an argument of the library's function: its own value)
-        outer = self.of(broken.compile_id, line, found.name, depth + 1)
+        outer_local = _outer_local(outer_tree, found)
+        if outer_local is None:
+            # (a name the library's tree names nowhere: its own value, made in it; anything else, not settled)
+            return Passed(None, made_by=line.function, made_at=line) if _made_by(outer_tree, found) else None
+        outer = self.of(broken.compile_id, line, outer_local, depth + 1)
         return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by, outer.made_at) if outer \
             else None
+
+
+# What a library's call passes on of its own arguments: a name (`target`) or a keyword its **kwargs took
+# (`kwargs["input_ids"]`).
+_PASSED_ON = lazy_compile(r"^\s*(?:(?P<name>[A-Za-z_]\w{0,200})|kwargs\[\s*(?P<q>['\"])(?P<key>\w{1,200})(?P=q)\s*\])\s*$")
+
+
+def _outer_local(tree: GuardTree, passed: CallArgument) -> str | None:
+    """The library function's argument its call passed on (its tree: the function's): the local a name is, or one
+    it aliases (`cm(t, t)`: target, which the tree checks only as `L['x'] is L['target']`, is x), or the keyword of
+    its **kwargs (`kwargs["input_ids"]`: input_ids); None where it is none, or not settled."""
+    m = _PASSED_ON.match(passed.text)
+    if m is None:
+        return None
+    if m["key"] is not None:
+        return m["key"] if tree_reads_local(tree, "kwargs") and not tree_reads_local(tree, m["key"]) else None
+    name = m["name"]
+    if tree_reads_local(tree, name):
+        return name
+    aliases = {other for other in tree_aliases(tree, name) if tree_reads_local(tree, other)}
+    return next(iter(aliases)) if len(aliases) == 1 else None
+
+
+def _made_by(tree: GuardTree, passed: CallArgument) -> bool:
+    """Whether the library's call passed a value of its own (forward's `out`): a name its tree, which reads the
+    function's arguments (its local 0 at least), names nowhere, neither as a local nor as a global."""
+    return passed.name is not None and any(line.argument is not None for line in tree.lines) \
+        and not tree_mentions(tree, passed.name)
 
 
 def _same_line(one: UserLocation | None, other: UserLocation) -> bool:

@@ -318,6 +318,12 @@ SCENARIOS = [
         "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
         "CALLS_VARIANT": v})
       for v in ("wrapped", "unbound", "twocallers", "deep")],
+    # Tensors mylib's models pass on to a function compiled apart: by keyword, as an item of forward's **kwargs
+    # (_kwargs), and one the user's call passes twice, `cm(t, t)` (_same).
+    *[Scenario(f"library_passed_{v}", "library_passed.py", gzip=True, env={
+        "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
+        "PASSED_VARIANT": v})
+      for v in ("kwargs", "same")],
     # One model cast with m.double() between two calls: a dtype recompile of self's parameters.
     Scenario("one_model_cast", "one_model_cast.py", gzip=True),
     # A parameter of f used after f's graph break: the resume function is passed f's own tensor, which
