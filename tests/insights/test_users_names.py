@@ -157,6 +157,29 @@ def test_a_tensor_the_users_call_passes_twice_is_theirs_not_the_librarys():
         "t.size()[0] (loss3's target, which forward passes on)")
 
 
+def test_a_wrappers_argument_is_not_named_by_a_name_its_first_use_reads_for_another(capsys):
+    # wrapped_reassigned.py: torch.no_grad's wrapper frame runs scale(x), then shift(y, s) (`y = s; return y - 3`) or
+    # star(*ys) (`return ys[1] - 3`). args[1]'s first use reads `y` (which holds s, args[1], by then) or `ys[1]`: it
+    # was named y and ys. Named only where each of args[0..1] has a first use by a name of its own; else torch's.
+    programs = PROGRAMS_213 / "wrapped_reassigned.py"
+    assert _line(programs, 21) == "y = s" and _line(programs, 27) == "return ys[1] - 3"
+    for variant, shown_line in (("shadow", "wrapped_reassigned.py:22 in shift · return y - 3"),
+                                ("shadow_size", "wrapped_reassigned.py:22 in shift · return y - 3"),
+                                ("star", "wrapped_reassigned.py:27 in star · return ys[1] - 3")):
+        log = torch213(f"wrapped_reassigned_{variant}.log.gz")
+        with read_trace(str(log)) as trace:
+            (frame,) = insights(trace).recompiles.frames
+        steps = {s.compile_id: s for s in frame.steps}
+        assert steps["[0/3]"].guard.location_label == "args[1] first used at", variant
+        assert steps["[0/1]"].guard.location_label == "x first used at"  # (scale's x: its args[0], read by x alone)
+        assert run_cli("summary", log) == 0
+        shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+        assert f"args[1] first used at {shown_line}" in shown
+        assert "y first used" not in shown and "ys first used" not in shown and "(x at index 0" in shown
+        if variant == "shadow_size":
+            assert "x at index 0; args[1] at index 0" in shown and "y at index 0" not in shown
+
+
 # library_args_target's stacks into forward and loss3 pass through nn.Module's call: [<module>, __call__,
 # _wrapped_call_impl, _call_impl, compile_wrapper, forward]. Without those (a bound method compiled, `cm =
 # torch.compile(net.forward)`), eval_frame's compile_wrapper alone is between the user's line and forward.

@@ -351,9 +351,10 @@ def wrapped_by_passing_on(entries: list[Compile], guard_trees: GuardTrees) -> Us
     return wrapped
 
 
-def _names_read(code: str) -> set[str]:
+def _names_read(code: str) -> set[str | None]:
     """The names a line's text reads as they are (not an attribute, `.shape`, nor a function it calls, nor Python's
-    keywords and builtins): {"x"} of `if x.shape[0] == 5:`. Tokens, not a parse: the line may be a statement's
+    keywords and builtins): {"x"} of `if x.shape[0] == 5:`; None for a name it subscripts (`ys[1]`: an item of it, not
+    it). Tokens, not a parse: the line may be a statement's
     first line only."""
     try:
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(code.strip()).readline)
@@ -367,7 +368,7 @@ def _names_read(code: str) -> set[str]:
         before = tokens[i - 1].string if i > 0 else ""
         if (t.type == tokenize.NAME and not keyword.iskeyword(t.string) and before != "." and after != "("
                 and not hasattr(builtins, t.string)):
-            found.add(t.string)
+            found.add(None if after == "[" else t.string)
     return found
 
 
@@ -385,12 +386,23 @@ def passed_arguments(entries: list[Compile], guard_trees: GuardTrees) -> dict[st
         return {}
     found: dict[str, str] = {}
     for tree in trees:
+        named: dict[int, str | None] = {}  # args[i]'s index -> the one name its first use reads it by
         for argument, site in _argument_sites(tree):
             if (wrapped is not None and not _site_in(site, wrapped)) or (
                     wrapped is None and (site.path, site.function) != one):
                 return {}
             names = _names_read(site.code)
-            if len(names) != 1 or found.setdefault(argument, next(iter(names))) not in names:
+            if len(names) > 1:
+                return {}
+            # (`return ys[1] - 3`: an item of *ys, no name of the argument's; None)
+            named.setdefault(int(argument[5:-1]), next(iter(names)) if names and None not in names else None)
+        for index, name in named.items():
+            # A parameter reassigned (`def shift(y, s): y = s`) reads args[1] by the name y: args[i] is named only
+            # where each of args[0..i] has its first use, by a name of its own, in the tree.
+            before = [named.get(i) for i in range(index + 1)]
+            if name is None or None in before or len(set(before)) != len(before):
+                continue
+            if found.setdefault(f"args[{index}]", name) != name:
                 return {}
     return found
 

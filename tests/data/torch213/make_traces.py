@@ -324,6 +324,10 @@ SCENARIOS = [
         "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
         "PASSED_VARIANT": v})
       for v in ("kwargs", "same")],
+    # two_wrapped's functions where a tensor's first use reads it by another name: a parameter reassigned (_shadow,
+    # _shadow_size), an item of *ys (_star).
+    *[Scenario(f"wrapped_reassigned_{v}", "wrapped_reassigned.py", gzip=True, env={"WRAPPED_VARIANT": v})
+      for v in ("shadow", "shadow_size", "star")],
     # One model cast with m.double() between two calls: a dtype recompile of self's parameters.
     Scenario("one_model_cast", "one_model_cast.py", gzip=True),
     # A parameter of f used after f's graph break: the resume function is passed f's own tensor, which
