@@ -69,13 +69,21 @@ def test_an_expression_the_call_passes_is_the_tensor_to_mark_not_a_placeholder()
         frames = {f.name: f for f in insights(trace).recompiles.frames}
     (advice,) = frames["forward"].advice
     assert ("(`torch.randn(n, 4)` at index 0, the first argument of the call at library_args.py:28, as forward's x): "
-            "mark dimension 0 of the tensor `torch.randn(n, 4)` makes dynamic") in advice
+            "mark dimension 0 of the tensor that `torch.randn(n, 4)` makes dynamic: torch._dynamo.mark_dynamic takes "
+            "the tensor, so give it a name before the call") in advice
     assert "mark_dynamic(tensor" not in advice and "mark_dynamic(x," not in advice
     # A name that is no variable of the user's (a wrapper's args[0]) is said in words too; a name, in code.
     said = size_advice([("args[0]", "0", "")])
     assert "mark dimension 0 of the tensor passed as args[0] dynamic with torch._dynamo.mark_dynamic" in said
     assert "mark_dynamic(tensor" not in said and "mark_dynamic(tensor" not in size_advice([("args[0]", "0", "")], True)
     assert "torch._dynamo.mark_dynamic(t, 0)" in size_advice([("t", "0", "")])
+    # An expression that reads one object each time (a dict's item by its key, an attribute) is code as it stands;
+    # one that makes a new tensor each time (a slice, a tensor's item by number, its .T) is not: marking what it
+    # makes before the call marks none the call passes.
+    assert "torch._dynamo.mark_dynamic(batch[\"x\"], 0)" in size_advice([("`batch[\"x\"]`", "0", "")])
+    assert "torch._dynamo.mark_dynamic(obj.t, 0) before the call" in size_advice([("`obj.t`", "0", "")], True)
+    for made in ("`base[:n]`", "`t[0]`", "`x.T`", "`f(x).t`"):
+        assert f"mark dimension 0 of the tensor that {made} makes dynamic" in size_advice([(made, "0", "")])
 
 
 def test_a_value_the_library_makes_names_the_function_that_made_it():

@@ -4,6 +4,7 @@ made dynamic, NumPy dtypes."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections.abc import Sequence
@@ -192,12 +193,38 @@ def _mark_one(tensor: str, dim: str, which: str = "the") -> str:
     """How to mark one size dynamic, in code only where the tensor is a name the user can pass
     (torch._dynamo.mark_dynamic(t, 0)); an expression their call passes (`torch.randn(n, 4)`) or a name that is no
     variable of theirs (args[0]) in words: a placeholder that looks like code (mark_dynamic(tensor, 0)) is none."""
-    if tensor.isidentifier():
-        return f"mark {which} dimension dynamic with torch._dynamo.mark_dynamic({tensor}, {dim})"
-    if tensor.startswith("`") and tensor.endswith("`"):
-        return (f"mark dimension {dim} of the tensor {tensor} makes dynamic: torch._dynamo.mark_dynamic takes the "
-                "tensor, so give it a name before the call, mark it, and pass that name")
+    code = tensor[1:-1] if len(tensor) > 2 and tensor.startswith("`") and tensor.endswith("`") else None
+    if tensor.isidentifier() or (code is not None and _same_object_each_time(code)):
+        return f"mark {which} dimension dynamic with torch._dynamo.mark_dynamic({code or tensor}, {dim})"
+    if code is not None:
+        return (f"mark dimension {dim} of the tensor that {tensor} makes dynamic: torch._dynamo.mark_dynamic takes "
+                "the tensor, so give it a name before the call, mark it, and pass that name")
     return f"mark dimension {dim} of the tensor passed as {tensor} dynamic with torch._dynamo.mark_dynamic"
+
+
+# A tensor's attributes that make a new tensor each time read (`t.T`): marking one marks none the call passes.
+_TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data", "grad"})
+
+
+def _same_object_each_time(code: str) -> bool:
+    """Whether a call's argument reads one object each time it is evaluated, so marking what it reads before the
+    call marks what the call passes: a variable's attribute or its item by a string key (`obj.t`, `batch["x"]`,
+    `self.batch['ids']`), not a call (`torch.randn(n, 4)`), a slice (`base[:n]`), or an item by number (`t[0]`, a new
+    view where t is a tensor)."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if not isinstance(node, (ast.Attribute, ast.Subscript)):
+        return False
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute) and node.attr in _TENSOR_VIEWS:
+            return False
+        if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
+                                                    and isinstance(node.slice.value, str)):
+            return False
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, int], static: bool = False) -> str:
