@@ -203,6 +203,12 @@ def test_a_call_whose_stack_shows_no_module_call_is_not_counted_into_a_position(
     # locals the guard tree reads (self, x, target), self by hand. A trailing parameter the code never reads is in no
     # guard tree: `cm(x, t, u)` into a bound forward(self, x, target, weight=None) passes three, and the count took
     # u for target. Crafted from the real log: the module call taken off the stacks, u added to the call's line.
+    # This guards a stack shape no torch 2.13 recording shows: [<module>, compile_wrapper (eval_frame.py), forward],
+    # torch's wrapper alone between the user's line and a bound forward. torch 2.13 logs only [forward] for
+    # `cm = torch.compile(net.forward)`; `cm(x, t, u)` (recorded: the rule never counts there, the stack holding no
+    # line of the user's). The rule must hold for the shape all the same: a stack that does show the user's line
+    # and torch's wrapper alone (another torch version, or another way of calling) is counted by nothing that
+    # settles self, and a count there names the user's wrong tensor (u for target).
     import gzip
 
     real = gzip.open(torch213("library_args_target.log.gz"), "rt", encoding="utf-8").read()
