@@ -225,3 +225,29 @@ def test_a_call_whose_stack_shows_no_module_call_is_not_counted_into_a_position(
     (step,) = frames["forward"].steps
     assert step.guard.location_label == "target passed in by the call at"
     assert any("torch._dynamo.mark_dynamic(target, 0)" in a for a in frames["forward"].advice)
+
+
+def test_a_librarys_decorator_run_as_the_models_forward_is_named_by_the_model(capsys):
+    # gpt2_train: transformers' decorator `wrapper` (generic.py:933) around GPT2LMHeadModel.forward is frame 0, its
+    # tree typing L['self'] GPT2LMHeadModel but guarding no submodule of it (forward, frame 1, compiled apart):
+    # hf_llama's wrapped_func is named "LlamaForCausalLM's forward" by its tree's submodules; this one was `wrapper`.
+    # nn.Module's _call_impl called it (torch's compile_wrapper between), on the stack of its first attempt only
+    # ([0/0]; the recompiles' [0/0_1], [0/1_1] log none): self is the module called.
+    from compilescope.analyses.analyze import analyze
+    from compilescope.analyses.run_facts.analysis import run_facts
+
+    from ..conftest import shared
+
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    with read_trace(str(log)) as trace:
+        results = analyze(trace)
+        facts = run_facts(results)
+    frames = {f.name: f for f in results.insights.recompiles.frames}
+    assert frames["wrapper"].function_label == "GPT2LMHeadModel's forward"
+    assert {c.function_label for c in results.insights.compile_time.compiles
+            if c.compile_id in ("[0/0]", "[0/1]")} == {"GPT2LMHeadModel's forward"}
+    assert any(f.label.startswith("GPT2LMHeadModel's forward") for f in facts.frames.values())
+    assert run_cli("summary", log) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "GPT2LMHeadModel's forward (generic.py:933, called at gpt2_train.py:13)" in shown
+    assert "wrapper (generic.py:933" not in shown and "[0/1] wrapper" not in shown

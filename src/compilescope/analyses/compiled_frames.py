@@ -82,12 +82,17 @@ _MODULE_CALL = ("_wrapped_call_impl", "_call_impl")  # nn.Module.__call__'s fram
 
 
 def _called_as_module(entries: list[Compile]) -> bool:
-    """Whether a frame of torch's `inner` was called by nn.Module's __call__ (its dynamo_start stack's frame above it):
+    """Whether a frame (torch's `inner`, a library's decorator) was called by nn.Module's __call__ (its dynamo_start
+    stack's frame above it, torch's eval_frame wrapper passed over):
     torch.compile of a module (OptimizedModule) calls it so; a wrapped function is called by the compiled function."""
     for entry in entries:
         if entry.stack and len(entry.stack) >= 2:
-            caller = entry.stack[-2]
-            return (caller.name in _MODULE_CALL and is_torch_file(caller.filename)
+            # (torch's wrapper of the compiled callable may sit between: gpt2_train's [_call_impl, compile_wrapper,
+            # wrapper], transformers' decorator compiled as the model's forward)
+            callers = [f for f in entry.stack[:-1] if not (is_torch_file(f.filename) and f.filename.replace(
+                "\\", "/").endswith("_dynamo/eval_frame.py"))]
+            caller = callers[-1] if callers else None
+            return (caller is not None and caller.name in _MODULE_CALL and is_torch_file(caller.filename)
                     and caller.filename.replace("\\", "/").endswith("nn/modules/module.py"))
     return False
 
@@ -130,7 +135,10 @@ def _decorated_module(guard_trees: GuardTrees, entries: list[Compile], filename:
         if "L['func']" not in typed:
             return None
         source = next((s for s in typed if s in _DECORATED_LOCALS), None)
-        if source is None or not tree_holds_module(tree, source):
+        # (a self nn.Module's __call__ called the frame with is the module it called: gpt2_train's wrapper, whose tree
+        # guards no submodule of self, the model's forward compiled apart)
+        if source is None or not (tree_holds_module(tree, source)
+                                  or (source == "L['self']" and _called_as_module(entries))):
             return None
         return WrappedModule(typed[source].rpartition(".")[2], _DECORATED_LOCALS[source])
     return None
@@ -445,6 +453,12 @@ class UsersNames:
                 self._guard_trees = GuardTrees(self._trace)
             self._modules[frame] = wrapper_module(self._trace, self._frame_entries(frame), self._guard_trees)
         return self._modules[frame]
+
+    def module_class(self, cid: CompileId) -> str | None:
+        """The class of the module the compile's frame runs where that frame is a wrapper of it (wrapped_module), read
+        from all the frame's compiles: a restarted attempt ([0/0_1]) logs no stack of the call that made it."""
+        module = self._module(cid)
+        return module.cls if module is not None else None
 
     def model_local(self, cid: CompileId) -> str | None:
         """The wrapper's local that holds the module it runs ("fn", "args[0]"); None where there is none."""

@@ -9,7 +9,7 @@ from collections import Counter
 
 from ...model.trace import Compile, Trace
 from ...wording import and_list, count
-from ..compiled_frames import CompiledFrames, UsersNames, frame_trees, wrapped_by_passing_on, wrapped_module
+from ..compiled_frames import CompiledFrames, UsersNames, frame_trees, wrapped_by_passing_on
 from ..graph_breaks.resume_names import function_label, resume_of
 from ..installed_guards import GuardTrees
 from ..stack_values import StackValues
@@ -245,7 +245,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
                              "torch._dynamo.config.recompile_limit only postpones it.")
         if name == "__torch_dispatch__" and (alone := dispatch_compiled_alone(trace, entries, compiled_frames)):
             advice.insert(0, alone)
-        module = wrapped_module(trace, entries, guard_trees)
+        module = users_names.module_class(entries[0].compile_id)
         # (a wrapper of a function, not a module: named by the user's function it passes its arguments on to)
         passed_to = (wrapped_by_passing_on(entries, guard_trees) if module is None and filename and code_origin(str(filename))
                      else None)
