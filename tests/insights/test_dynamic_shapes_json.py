@@ -514,3 +514,25 @@ def test_a_restarted_attempts_guard_is_not_said_unchecked_where_the_compiled_att
     assert said == ("added only by [0/1]'s first attempt, which Dynamo restarted; no later attempt of [0/1] added this "
                     "expression")
     assert "does not check" not in " ".join(_summary(capsys, log)["text"].split())
+
+
+def test_grouping_guards_works_out_the_compilations_only_of_conditions_a_restarted_attempt_added(monkeypatch):
+    # Counting work, not time: a condition's compilations parse each of its compile ids, and grouping the guards (three
+    # times a report) asked it of every condition to sort those only restarted attempts added last, and
+    # discarded_text asked it before looking whether any attempt was restarted. gpt2_train (CUDA, torch 2.11): [0/1]
+    # and [1/1] restarted, most of its conditions added by no restarted attempt.
+    from compilescope.analyses.dynamic_shapes import GuardCondition, dynamic_shapes, group_guards
+
+    from ..conftest import shared
+
+    ds = dynamic_shapes(read_trace(str(shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"))))
+    asked: list[GuardCondition] = []
+    compilations = GuardCondition.compilations.fget
+    monkeypatch.setattr(GuardCondition, "compilations", property(lambda c: asked.append(c) or compilations(c)))
+    conditions = [c for place in group_guards(ds.guards, ds.discarded_attempts) for c in place.conditions]
+    restarted = [c for c in conditions if c.discarded_attempts]
+    assert restarted and len(restarted) < len(conditions)
+    assert sorted(map(id, asked)) == sorted(map(id, restarted))  # (asked before sorting: in another order)
+    asked.clear()
+    assert [c.discarded_text for c in conditions if not c.discarded_attempts] == [None] * (len(conditions) - len(restarted))
+    assert asked == []

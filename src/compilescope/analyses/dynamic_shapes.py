@@ -1030,7 +1030,7 @@ class GuardCondition:
         expression's text, which is all that is compared: the attempt that compiled may add the same condition on a
         symbol it named otherwise (s99 for the restarted attempt's s77), so "the compiled code does not check it" would
         not always be true."""
-        if self.compilations or not self.discarded_attempts:
+        if not self.discarded_attempts or self.compilations:  # (compilations parses ids: asked only where needed)
             return None
         attempts = [attempt_words(cid) for cid in self.discarded_attempts]
         restarted = "which Dynamo restarted" if len(attempts) == 1 else "each of which Dynamo restarted"
@@ -1098,6 +1098,7 @@ def group_guards(guards: list[GuardAdded], discarded_attempts: Iterable[str] = (
         conditions = [GuardCondition(same[0].expr, ids, len(same), [cid for cid in ids if cid in discarded])
                       for same in _grouped(group, lambda g: g.expr)
                       for ids in (_distinct(g.compile_id for g in same),)]
-        conditions.sort(key=lambda c: not c.compilations and bool(c.discarded_attempts))
+        if discarded:  # (a log without restarts keeps the order as it is, never parsing every condition's ids)
+            conditions.sort(key=lambda c: bool(c.discarded_attempts) and not c.compilations)
         places.append(GuardPlace(_first_location(group), conditions, all(g.runtime_assert for g in group)))
     return sorted(places, key=lambda p: p.location is None)
