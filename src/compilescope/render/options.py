@@ -61,12 +61,16 @@ def payload_file(md5: str) -> str:
 
 
 def kept_by_md5(artifact: Artifact, options: ReportOptions) -> bool:
-    """A payload tlparse writes no file of its own for (a kind of OWN_SERIES_KINDS: exported_program without
-    --export): it keeps it as payloads/<md5>.txt, and raw.jsonl points there, so ours does the same beside our own
-    file of it. With --export tlparse writes exported_program_N.txt and no payloads/ (nor raw.jsonl): ours points
-    raw.jsonl at that file, which it writes under tlparse's name."""
-    return (not options.export and artifact.own_number is not None and artifact.md5 is not None
-            and artifact.payload is not None)
+    """A payload tlparse writes no file of its own for, which it keeps as payloads/<md5>.txt (raw.jsonl points there),
+    so ours does the same beside our own file of it. Without --export: a kind of OWN_SERIES_KINDS (exported_program
+    and the kinds tlparse does not know). With --export tlparse writes only the exported program's file
+    (exported_program_N.txt, which ours writes under tlparse's name and points raw.jsonl at), so every other payload
+    is kept by md5: an export that failed leaves nothing else (torch_version, make_fx_fail_partial)."""
+    if artifact.md5 is None or artifact.payload is None:
+        return False
+    if options.export:
+        return artifact.kind != "exported_program"
+    return artifact.own_number is not None
 
 
 def readable_url(artifact: Artifact, options: ReportOptions) -> str | None:
