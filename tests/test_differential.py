@@ -435,15 +435,16 @@ def test_with_export_the_exported_program_is_tlparse_s_file_and_kept_by_no_md5(t
     assert [r.get("payload_filename") for r in lines if "exported_program" in r] == list(theirs)
 
 
-@pytest.mark.parametrize("name", ["export_constraints.log.gz", "export_strict_several.log.gz"])
-def test_with_export_each_payload_tlparse_keeps_by_md5_is_ours_too(name, tmp_path):
+@pytest.mark.parametrize("origin,name", [("torch213gz", "export_constraints.log.gz"),
+                                         ("torch213gz", "export_strict_several.log.gz"), ("peer", "simple.log")])
+def test_with_export_each_payload_tlparse_keeps_by_md5_is_ours_too(origin, name, tmp_path):
     """With --export tlparse writes files only for the exported program: every other record with a payload (but
     chromium events) is kept as payloads/<md5>.txt, so where the export failed (no exported program) those are all
     its files: torch_version, make_fx_fail_partial, dynamo_output_graph, dynamo_cpp_guards_str. Ours wrote none of
-    them under --export; now each is there, byte for byte."""
+    them under --export; now each is there, byte for byte (simple.log: a compile's graphs, guards and output code)."""
     from .conftest import run_cli
 
-    log = log_path("torch213gz", name, tmp_path)
+    log = log_path(origin, name, tmp_path)
     subprocess.run([tlparse_binary(), str(log), "-o", str(tmp_path / "tl"), "--no-browser", "--overwrite", "--export"],
                    check=True, capture_output=True, timeout=300)
     assert run_cli(log, "-o", tmp_path / "cs", "--no-browser", "--export") == 0
