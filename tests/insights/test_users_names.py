@@ -251,3 +251,24 @@ def test_a_librarys_decorator_run_as_the_models_forward_is_named_by_the_model(ca
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "GPT2LMHeadModel's forward (generic.py:933, called at gpt2_train.py:13)" in shown
     assert "wrapper (generic.py:933" not in shown and "[0/1] wrapper" not in shown
+
+
+def test_a_forward_reading_nothing_of_self_names_the_users_tensor_its_call_passed(capsys):
+    # library_swap.py (swap): `cm(t, x)` (line 19) into NetSwap.forward(self, x, target), which swaps them
+    # (`target, x = x, target`) and reads nothing of self: its tree reads locals 1 (x) and 2 (target), no local 0,
+    # so nothing said a self came first, and the call was not resolved: mark_dynamic(x, 0), torch's name for
+    # forward's x, read as the user's own x (the call's target, of 2 rows always). forward's x is the user's t.
+    assert _line(PROGRAMS_213 / "library_swap.py", 19) == "out = cm(t, x)"
+    import gzip
+
+    assert _line(MYLIB, 83) == "target, x = x, target"
+    log = torch213("library_passed_swap.log.gz")
+    text = gzip.open(log, "rt", encoding="utf-8").read()
+    assert "key='x', framelocals_idx=1" in text and "key='self'" not in text
+    with read_trace(str(log)) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (step,) = frames["forward"].steps
+    assert step.guard.location_label == "t (forward's x) passed in by the call at"
+    (advice,) = frames["forward"].advice
+    assert "torch._dynamo.mark_dynamic(t, 0)" in advice and "mark_dynamic(x, 0)" not in advice
+    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "t.size()[0] (forward's x)"

@@ -306,13 +306,14 @@ def _frame_local(line: str) -> tuple[str, int] | None:
 
 
 def tree_argument_slot(tree: GuardTree, name: str) -> ArgumentSlot | None:
-    """Where the frame's argument `name` is among its locals, by the frame's own order (its locals' indices). None
-    where the tree reads no local 0, so whether a `self` comes first is not known, or reads no local name."""
+    """Where the frame's argument `name` is among its locals, by the frame's own order (its locals' indices); whether
+    a `self` comes first is not known (after_self None) where the tree reads no local 0. None where it reads no
+    local name."""
     indices = dict(line.argument for line in tree.lines if line.argument is not None)
     first = next((local for local, index in indices.items() if index == 0), None)
-    if name not in indices or first is None:
+    if name not in indices:
         return None
-    return ArgumentSlot(indices[name], first == "self")
+    return ArgumentSlot(indices[name], first == "self" if first is not None else None)
 
 
 def tree_reads_local(tree: GuardTree, name: str) -> bool:

@@ -451,7 +451,9 @@ class ArgumentSlot(NamedTuple):
     framelocals_idx), for placing it in a call's arguments. (A NamedTuple: a placement's working, never saved.)"""
 
     local_index: int  # the argument's local index (framelocals_idx)
-    after_self: bool  # the frame's local 0 is `self`: a bound call passes it unseen, an unbound one by hand
+    # the frame's local 0 is `self`: a bound call passes it unseen, an unbound one by hand; None: the tree reads no
+    # local 0 (a forward that uses nothing of self), so it does not say
+    after_self: bool | None
 
     def position(self, bound: bool = False) -> int | None:
         """The argument's position among a call's positional arguments (None: not known). A method's call passes its
@@ -460,8 +462,10 @@ class ArgumentSlot(NamedTuple):
         nn.Module's __call__). Else nothing does: counting the call's arguments against the locals the guard tree
         reads is off by one either way, a trailing parameter the code never reads being in no tree (`cm(x, t, u)`
         into a bound forward(self, x, target, weight=None) passes as many as an unbound call would), and a defaulted
-        one it reads in every tree (`unbound(net, x)` into forward(self, x, target=None) as few as a bound call)."""
-        if not self.after_self:
+        one it reads in every tree (`unbound(net, x)` into forward(self, x, target=None) as few as a bound call).
+        A local 0 the tree never reads is the module itself where the call is bound: nn.Module ran its forward as
+        the module's method (NetSwap.forward(self, x, target), reading nothing of self: x is local 1, at 0)."""
+        if self.after_self is False:
             return self.local_index
         if bound:
             return self.local_index - 1 if self.local_index > 0 else None
