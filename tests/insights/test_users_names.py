@@ -112,15 +112,16 @@ def test_a_keyword_the_users_call_passes_is_named_by_their_variable_where_the_ca
         frames = {f.name: f for f in found.recompiles.frames}
         sizes = {(z.source, tuple(z.compile_ids)): z.source_text for z in found.dynamic_shapes.sizes}
     (step,) = frames["wrapper"].steps
-    assert step.guard.location_label == "ids (wrapper's input_ids) passed in by the call at"
+    assert step.guard.location_label == "ids (input_ids of GPT2LMHeadModel's forward) passed in by the call at"
     assert step.dynamic_of == "ids' dimension 1"
-    assert sizes[("L['kwargs']['input_ids'].size()[1]", ("[0/1]", "[0/1_1]"))] == "ids.size()[1] (wrapper's input_ids)"
+    assert sizes[("L['kwargs']['input_ids'].size()[1]", ("[0/1]", "[0/1_1]"))] == (
+        "ids.size()[1] (input_ids of GPT2LMHeadModel's forward)")
     (step,) = frames["forward"].steps
     assert step.guard.location_label == "input_ids passed in by the call at"
     assert sizes[("L['input_ids'].size()[1]", ("[1/1]", "[1/1_1]"))] == "input_ids.size()[1]"
     assert run_cli("summary", log) == 0
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
-    assert "ids (wrapper's input_ids) passed in by the call at gpt2_train.py:13" in shown
+    assert "ids (input_ids of GPT2LMHeadModel's forward) passed in by the call at gpt2_train.py:13" in shown
     assert "[0/1] compiled ids' dimension 1 as dynamic (s27)" in shown
 
 
@@ -253,6 +254,26 @@ def test_a_librarys_decorator_run_as_the_models_forward_is_named_by_the_model(ca
     assert "wrapper (generic.py:933" not in shown and "[0/1] wrapper" not in shown
 
 
+def test_a_librarys_decorator_run_as_the_models_forward_names_its_arguments_by_the_model(capsys):
+    # gpt2_train: the heading says "GPT2LMHeadModel's forward" for transformers' `wrapper`; the step, the advice and
+    # the size row said "ids (wrapper's input_ids)", a function the user never sees. One name, everywhere.
+    from ..conftest import shared
+
+    log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    assert run_cli("summary", log) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "ids (input_ids of GPT2LMHeadModel's forward) passed in by the call at gpt2_train.py:13" in shown
+    assert "as input_ids of GPT2LMHeadModel's forward): mark that dimension dynamic with " \
+           "torch._dynamo.mark_dynamic(ids, 1)" in shown
+    assert "ids.size()[1] (input_ids of GPT2LMHeadModel's forward): s27 = 96" in shown
+    assert "wrapper's" not in shown
+    assert run_cli("summary", "--json", log) == 0
+    said = capsys.readouterr().out
+    assert "wrapper's" not in said
+    assert {z["source_text"] for z in json.loads(said)["dynamic_shapes"]["sizes"]} >= {
+        "ids.size()[1] (input_ids of GPT2LMHeadModel's forward)"}
+
+
 def test_a_forward_reading_nothing_of_self_names_the_users_tensor_its_call_passed(capsys):
     # library_swap.py (swap): `cm(t, x)` (line 19) into NetSwap.forward(self, x, target), which swaps them
     # (`target, x = x, target`) and reads nothing of self: its tree reads locals 1 (x) and 2 (target), no local 0,
@@ -272,3 +293,4 @@ def test_a_forward_reading_nothing_of_self_names_the_users_tensor_its_call_passe
     (advice,) = frames["forward"].advice
     assert "torch._dynamo.mark_dynamic(t, 0)" in advice and "mark_dynamic(x, 0)" not in advice
     assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "t.size()[0] (forward's x)"
+

@@ -526,7 +526,7 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None,
                 key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), source,
                 sym.get("kind") == "create_unbacked_symbol", *_location(sym),
                 source_text=_source_text(stack_values, entry, source, names), made_by=made_by(sym, entry.compile_id))
-            _place_at_call(created, frames, entry.compile_id, passed_on)
+            _place_at_call(created, frames, entry.compile_id, passed_on, names)
             symbols.append(created)
         result.symbols.extend(symbols)
         for spec in entry.specializations:
@@ -551,11 +551,12 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None,
 
 
 def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: CompileId | None,
-                   passed_on: PassedOn) -> None:
+                   passed_on: PassedOn, names: UsersNames) -> None:
     """Places a symbol made from an argument of a library's compiled frame, first used in the library's code (the
     user's ids, at transformers' output_capturing.py:332), at the user's call that passed it in (hf_llama.py:32), as
     recompiles places the argument's failed check: user_locations.placed_at_call and, for a frame the library's code
-    called, passed_on (loss2's pred, the library's own `out`, is not the call's), one rule for both."""
+    called, passed_on (loss2's pred, the library's own `out`, is not the call's), one rule for both. The frame is
+    named as the report names it (names.function: GPT2LMHeadModel's forward, not transformers' `wrapper`)."""
     if symbol.source is None or symbol.location is None or symbol.torch_location is not None or compile_id is None:
         return
     compiled = frames.compiled(compile_id)
@@ -571,8 +572,8 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
         users = passed.users_name(local) if passed is not None else None
         # (the user's tensor by their name, as recompiles' advice says it: t, not forward's target; Dynamo's source
         # stays beside it. Only the argument's own size or value: an item of it, L['args'][1], is no tensor passed)
+        function = names.function(compile_id, compiled.function) if compiled is not None else None
         if passed is not None and users is not None:
-            function = compiled.function if compiled is not None else None
             symbol.source_text = f"{users}{rest} ({passed.as_argument(function, local)})"
 def _made_by(sym: dict) -> str | None:
     """The torch function that made an unbacked symbol: its Python stack's innermost ("local_scalar_dense" for

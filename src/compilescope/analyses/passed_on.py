@@ -16,8 +16,8 @@ from .compiled_frames import CompiledFrames
 from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
 from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_aliases, tree_argument_slot, tree_mentions,
                                tree_reads_local)
-from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code, section,
-                             traceback_frames)
+from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code,
+                             section, traceback_frames)
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
 
@@ -51,8 +51,11 @@ class Passed(NamedTuple):
 
     def as_argument(self, function: str | None, local: str) -> str:
         """The frame's argument `local` in words, as recompiles' advice and the dynamic shapes section both say it:
-        "forward's target", "loss3's target, which forward passes on"."""
+        "forward's target", "loss3's target, which forward passes on"; a frame named by its model (function:
+        "GPT2LMHeadModel's forward") "input_ids of GPT2LMHeadModel's forward", not a possessive of a possessive."""
         on = f", which {' and '.join(self.through)} passes on" if self.through else ""
+        if function is not None and "'s " in function:
+            return f"{local} of {function}{on}"
         return f"{function or 'the function'}'s {local}{on}"
 
     def users_name(self, local: str) -> str | None:

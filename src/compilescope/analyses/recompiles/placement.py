@@ -183,6 +183,8 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
     placed: dict[tuple[str | None, str, tuple[str, int] | None], tuple[str | None, FailedGuard]] = {}
     for step, entry in steps:
         caller = compiled_frames.called_from(entry.compile_id)
+        # (the frame as the report's heading names it: GPT2LMHeadModel's forward, for transformers' wrapper)
+        function = names.function(entry.compile_id, code.function) if code is not None else None
         for guard in step.failed_guards:
             checked = re.match(_TENSOR_CHECK, guard.guard) if guard is step.guard else None
             argument = argument_of(checked["tensor"]) if checked else None
@@ -247,7 +249,7 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                           else None) or guard.tensor_text or size["tensor"]
                 if passed and passed_by is not None and passed_by.argument is not None and guard.location is not None:
                     local = argument[0] if argument is not None else size["tensor"]  # (input_ids, of kwargs['input_ids'])
-                    tensor, passed = _say_passed(guard, passed_by, code, local, guard.location)
+                    tensor, passed = _say_passed(guard, passed_by, function, local, guard.location)
                     if source is not None and passed_by.users_name(local) is not None:
                         step.dynamic_of = f"{possessive(tensor)} dimension {size['dim']}"  # (t's, as the advice)
                 if not any(t == tensor and d == size["dim"] for t, d, _ in sizes):
@@ -261,15 +263,16 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
     return cache_advice + generated_advice + list(dict.fromkeys(marked)), sizes
 
 
-def _say_passed(guard: FailedGuard, passed: Passed, code: UserLocation | None, local: str,
+def _say_passed(guard: FailedGuard, passed: Passed, function: str | None, local: str,
                 call: UserLocation) -> tuple[str, str]:
     """The tensor the user's call passed as the frame's argument local, in their words, for the advice: (the tensor,
     where: ", passed in by the call at prog.py:26 as forward's target"); the failed check's line says it so too
     (tensor_text, location_kind). A name of theirs is the tensor to mark dynamic (`t`); an expression
-    (`torch.randn(n, 4)`) is said by its place in the call, the tensor passed there."""
+    (`torch.randn(n, 4)`) is said by its place in the call, the tensor passed there. function: the frame as the
+    report names it (UsersNames.function: GPT2LMHeadModel's forward, not transformers' `wrapper`)."""
     argument = passed.argument
     assert argument is not None
-    own = passed.as_argument(code.function if code is not None else None, local)
+    own = passed.as_argument(function, local)
     users = passed.users_name(local)
     if argument.name is not None and users is None:
         return local, f", passed in by the call at {call.short}"
