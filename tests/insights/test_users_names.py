@@ -294,3 +294,21 @@ def test_a_forward_reading_nothing_of_self_names_the_users_tensor_its_call_passe
     assert "torch._dynamo.mark_dynamic(t, 0)" in advice and "mark_dynamic(x, 0)" not in advice
     assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "t.size()[0] (forward's x)"
 
+
+def test_an_unsettled_argument_is_not_named_by_a_name_the_users_line_uses_for_another_tensor(capsys):
+    # library_swap.py (twice): `cm(t, x) + cm(t, x)` (line 21): two calls on the line, so which argument forward's x
+    # is is not settled (call_argument: None). torch's name `x` is also the user's x on that line, a different
+    # tensor (forward's x is t): said "forward's x", never mark_dynamic(x, 0).
+    assert _line(PROGRAMS_213 / "library_swap.py", 21) == "out = cm(t, x) + cm(t, x)"
+    log = torch213("library_passed_twice.log.gz")
+    with read_trace(str(log)) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (step,) = frames["forward"].steps
+    assert step.guard.location_label == "forward's x passed in by the call at"
+    assert step.dynamic_of == "dimension 0 of forward's x"
+    (advice,) = frames["forward"].advice
+    assert "mark_dynamic(x, 0)" not in advice and "the tensor passed as forward's x" in advice
+    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
+    assert run_cli("summary", log) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "mark_dynamic(x, 0)" not in shown and "size forward's x.size()[0]: s77 = 3" in shown

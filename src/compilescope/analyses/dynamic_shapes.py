@@ -27,7 +27,7 @@ from ..wording import and_list, count
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames, UsersNames
 from .installed_guards import GuardTrees
-from .passed_on import PassedOn, argument_of
+from .passed_on import PassedOn, argument_of, unsettled_name
 from .stack_values import StackValues
 from .status import RESTARTED, attempt_words, compile_statuses, restarted_attempt_label
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
@@ -575,6 +575,11 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
         function = names.function(compile_id, compiled.function) if compiled is not None else None
         if passed is not None and users is not None:
             symbol.source_text = f"{users}{rest} ({passed.as_argument(function, local)})"
+        elif (passed is None or passed.argument is None and passed.made_by is None) and local and (
+                symbol.source_text == f"{local}{rest}") and (
+                unsettled := unsettled_name(function, local, caller.code)) is not None:
+            # (torch's name for the frame's argument, which the user's line uses for a tensor of its own)
+            symbol.source_text = f"{unsettled}{rest}"
 def _made_by(sym: dict) -> str | None:
     """The torch function that made an unbacked symbol: its Python stack's innermost ("local_scalar_dense" for
     .item(), "nonzero" for a boolean mask)."""

@@ -17,7 +17,7 @@ from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
 from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_aliases, tree_argument_slot, tree_mentions,
                                tree_reads_local)
 from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code,
-                             section, traceback_frames)
+                             line_names, section, traceback_frames)
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
 
@@ -63,6 +63,13 @@ class Passed(NamedTuple):
         (`t`, for forward's target); None: the frame's own name is the user's, or the call passed an expression."""
         name = self.argument.name if self.argument is not None else None
         return None if name is None or (name == local and not self.through) else name
+
+
+def unsettled_name(function: str | None, local: str, call_code: str | None) -> str | None:
+    """A library frame's argument the user's call passed, where the log does not settle which of the call's tensors
+    it is, in words that cannot read as another tensor of the user's: "forward's x" where the call's line names an x
+    of its own (`cm(t, x) + cm(t, x)`: forward's x may be t); None where torch's name (`x`) clashes with none."""
+    return Passed(None).as_argument(function, local) if line_names(call_code, local) else None
 
 
 class PassedOn:

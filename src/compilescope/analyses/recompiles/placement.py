@@ -12,7 +12,7 @@ from ...model.trace import Compile, Trace
 from ...wording import possessive
 from ..compiled_frames import CompiledFrames, UsersNames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
-from ..passed_on import Passed, PassedOn, argument_of
+from ..passed_on import Passed, PassedOn, argument_of, unsettled_name
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled_code, code_origin,
@@ -252,6 +252,12 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                     tensor, passed = _say_passed(guard, passed_by, function, local, guard.location)
                     if source is not None and passed_by.users_name(local) is not None:
                         step.dynamic_of = f"{possessive(tensor)} dimension {size['dim']}"  # (t's, as the advice)
+                elif passed and guard.location is not None and tensor == size["tensor"] and (
+                        unsettled := unsettled_name(function, tensor, guard.location.code)) is not None:
+                    # (torch's name for the frame's argument, which the user's line uses for a tensor of its own)
+                    tensor = guard.tensor_text = unsettled
+                    if source is not None:
+                        step.dynamic_of = f"dimension {size['dim']} of {unsettled}"
                 if not any(t == tensor and d == size["dim"] for t, d, _ in sizes):
                     sizes.append((tensor, size["dim"], passed))
             elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
