@@ -275,11 +275,11 @@ def test_a_librarys_decorator_run_as_the_models_forward_names_its_arguments_by_t
 
 
 def test_a_forward_reading_nothing_of_self_names_the_users_tensor_its_call_passed(capsys):
-    # library_swap.py (swap): `cm(t, x)` (line 19) into NetSwap.forward(self, x, target), which swaps them
+    # library_swap.py (swap): `cm(t, x)` (line 21) into NetSwap.forward(self, x, target), which swaps them
     # (`target, x = x, target`) and reads nothing of self: its tree reads locals 1 (x) and 2 (target), no local 0,
     # so nothing said a self came first, and the call was not resolved: mark_dynamic(x, 0), torch's name for
     # forward's x, read as the user's own x (the call's target, of 2 rows always). forward's x is the user's t.
-    assert _line(PROGRAMS_213 / "library_swap.py", 19) == "out = cm(t, x)"
+    assert _line(PROGRAMS_213 / "library_swap.py", 21) == "out = cm(t, x)"
     import gzip
 
     assert _line(MYLIB, 83) == "target, x = x, target"
@@ -296,10 +296,10 @@ def test_a_forward_reading_nothing_of_self_names_the_users_tensor_its_call_passe
 
 
 def test_an_unsettled_argument_is_not_named_by_a_name_the_users_line_uses_for_another_tensor(capsys):
-    # library_swap.py (twice): `cm(t, x) + cm(t, x)` (line 21): two calls on the line, so which argument forward's x
+    # library_swap.py (twice): `cm(t, x) + cm(t, x)` (line 23): two calls on the line, so which argument forward's x
     # is is not settled (call_argument: None). torch's name `x` is also the user's x on that line, a different
     # tensor (forward's x is t): said "forward's x", never mark_dynamic(x, 0).
-    assert _line(PROGRAMS_213 / "library_swap.py", 21) == "out = cm(t, x) + cm(t, x)"
+    assert _line(PROGRAMS_213 / "library_swap.py", 23) == "out = cm(t, x) + cm(t, x)"
     log = torch213("library_passed_twice.log.gz")
     with read_trace(str(log)) as trace:
         frames = {f.name: f for f in insights(trace).recompiles.frames}
@@ -312,3 +312,21 @@ def test_an_unsettled_argument_is_not_named_by_a_name_the_users_line_uses_for_an
     assert run_cli("summary", log) == 0
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "mark_dynamic(x, 0)" not in shown and "size forward's x.size()[0]: s77 = 3" in shown
+
+
+def test_a_call_through_functools_partial_does_not_name_the_tensor_at_the_calls_position(capsys):
+    # library_swap.py (partial): `out = g(x)` (line 28), g = functools.partial(cm, t): the partial passes t as
+    # forward's x, the user's x goes to forward's target. The line's first argument was taken for forward's x: it
+    # said mark_dynamic(x, 0), the user's x (2 rows always), not t, whose size changed. The call passes one of the
+    # two tensors forward's tree checks: its positions are not forward's, so torch's name stays, as forward's x
+    # (the line's x is another tensor).
+    assert _line(PROGRAMS_213 / "library_swap.py", 27) == "g = partial(cm, t)"
+    assert _line(PROGRAMS_213 / "library_swap.py", 28) == "out = g(x)"
+    log = torch213("library_passed_partial.log.gz")
+    with read_trace(str(log)) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (step,) = frames["forward"].steps
+    assert step.guard.location_label == "forward's x passed in by the call at"
+    (advice,) = frames["forward"].advice
+    assert "mark_dynamic(x, 0)" not in advice
+    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"

@@ -313,7 +313,9 @@ def tree_argument_slot(tree: GuardTree, name: str) -> ArgumentSlot | None:
     first = next((local for local, index in indices.items() if index == 0), None)
     if name not in indices:
         return None
-    return ArgumentSlot(indices[name], first == "self" if first is not None else None)
+    checked = {line.tensor[0] for line in tree.lines if line.tensor is not None}
+    tensors = tuple((local, index) for local, index in indices.items() if f"L['{local}']" in checked)
+    return ArgumentSlot(indices[name], first == "self" if first is not None else None, tensors)
 
 
 def tree_reads_local(tree: GuardTree, name: str) -> bool:

@@ -467,6 +467,9 @@ class ArgumentSlot(NamedTuple):
     # the frame's local 0 is `self`: a bound call passes it unseen, an unbound one by hand; None: the tree reads no
     # local 0 (a forward that uses nothing of self), so it does not say
     after_self: bool | None
+    # (name, local index) of each argument the tree checks as a tensor: a call must pass each (a default is one
+    # object, of one size), else something between passed some (functools.partial(cm, t)) and positions shift
+    tensors: tuple[tuple[str, int], ...] = ()
 
     def position(self, bound: bool = False) -> int | None:
         """The argument's position among a call's positional arguments (None: not known). A method's call passes its
@@ -507,6 +510,17 @@ def _callee_name(call: ast.Call) -> str | None:
         else None
 
 
+def _passes_each(call: ast.Call, slot: ArgumentSlot, bound: bool) -> bool:
+    """Whether a whole call passes each tensor argument the frame's tree checks, at its position or by its keyword:
+    a call passing fewer (`g(x)` into forward(self, x, target), g a functools.partial of the compiled module) had
+    others passed for it, ahead of its own, so its positions are not the frame's. A `**` splat may pass any."""
+    if any(kw.arg is None for kw in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    keywords = {kw.arg for kw in call.keywords}
+    return all(name in keywords or ((at := ArgumentSlot(index, slot.after_self).position(bound)) is not None
+                                    and at < len(call.args)) for name, index in slot.tensors)
+
+
 def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, callee: str | None = None,
                   bound: bool = False) -> CallArgument | None:
     """What the call on a line (its text, from a stack) passes as the frame's argument `local`, at its slot among
@@ -522,10 +536,12 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
         return None
     text = call_code.strip()
     shown_all = True
+    whole = True  # (the line holds the call to its end: its arguments can be counted)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         text += ")"  # (the first line of a call split over lines: closed where it was cut)
+        whole = False
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -550,6 +566,9 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
         position = slot.position(bound) if slot is not None else None
         if any(isinstance(a, ast.Starred) for a in shown[:(position or 0) + 1]):
             found.append(None)
+            continue
+        if position is not None and whole and slot is not None and not _passes_each(call, slot, bound):
+            found.append(None)  # (`g(x)`, g = functools.partial(cm, t): x is forward's target, not its x)
             continue
         if position is None:
             if shown or call.keywords:  # (it passes arguments: one could be this, where is not known)

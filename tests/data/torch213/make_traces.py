@@ -325,11 +325,12 @@ SCENARIOS = [
         "PASSED_VARIANT": v})
       for v in ("kwargs", "same")],
     # mylib's NetSwap, whose forward swaps its arguments before passing them on, called `cm(t, x)` with the user's
-    # own x as its target (_swap), and twice on one line (_twice): whose tensor forward's x is.
+    # own x as its target (_swap), twice on one line (_twice), and through functools.partial(cm, t) (_partial): whose
+    # tensor forward's x is.
     *[Scenario(f"library_passed_{v}", "library_swap.py", gzip=True, env={
         "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
         "SWAP_VARIANT": v})
-      for v in ("swap", "twice")],
+      for v in ("swap", "twice", "partial")],
     # two_wrapped's functions where a tensor's first use reads it by another name: a parameter reassigned (_shadow,
     # _shadow_size), an item of *ys (_star).
     *[Scenario(f"wrapped_reassigned_{v}", "wrapped_reassigned.py", gzip=True, env={"WRAPPED_VARIANT": v})
