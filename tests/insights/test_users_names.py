@@ -330,3 +330,18 @@ def test_a_call_through_functools_partial_does_not_name_the_tensor_at_the_calls_
     (advice,) = frames["forward"].advice
     assert "mark_dynamic(x, 0)" not in advice
     assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
+
+
+def test_an_argument_a_dict_spread_as_keywords_passed_is_named_by_its_item(capsys):
+    # library_splat.py: `cm(**batch)` (line 12) into Net3.forward(self, x, target), batch = {"x": t, "target": x}:
+    # forward's x is batch["x"] (t, whose size changes); the user's own x is forward's target. It said
+    # mark_dynamic(x, 0), the user's x. A call passing nothing but one **batch passes each argument as its item.
+    assert _line(PROGRAMS_213 / "library_splat.py", 12) == "out = cm(**batch)"
+    log = torch213("library_passed_splat.log.gz")
+    with read_trace(str(log)) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (step,) = frames["forward"].steps
+    assert step.dynamic_of == 'dimension 0 of `batch["x"]`'
+    (advice,) = frames["forward"].advice
+    assert 'torch._dynamo.mark_dynamic(batch["x"], 0)' in advice and "mark_dynamic(x, 0)" not in advice
+    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "batch[\"x\"].size()[0] (forward's x)"

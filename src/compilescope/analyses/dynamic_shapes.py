@@ -575,6 +575,10 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
         function = names.function(compile_id, compiled.function) if compiled is not None else None
         if passed is not None and users is not None:
             symbol.source_text = f"{users}{rest} ({passed.as_argument(function, local)})"
+        elif passed is not None and passed.argument is not None and passed.argument.position is None and (
+                passed.argument.name is None):
+            # (passed by keyword as an expression, an item of the call's **batch: `batch["x"]`, as the advice says)
+            symbol.source_text = f"{passed.argument.text}{rest} ({passed.as_argument(function, local)})"
         elif (passed is None or passed.argument is None and passed.made_by is None) and local and (
                 symbol.source_text == f"{local}{rest}") and (
                 unsettled := unsettled_name(function, local, caller.code)) is not None:

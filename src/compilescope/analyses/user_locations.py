@@ -560,6 +560,12 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
             found.append(CallArgument(ast.get_source_segment(text, keyword) or "?",
                                       keyword.id if isinstance(keyword, ast.Name) else None, None))
             continue
+        splats = [kw.value for kw in call.keywords if kw.arg is None]
+        if whole and not call.args and len(splats) == 1 and isinstance(splats[0], ast.Name):
+            # (`cm(**batch)`: each argument is an item of batch, by its name: a tensor whose size changed is no
+            # default, one object)
+            found.append(CallArgument(f'{splats[0].id}["{local}"]', None, None))
+            continue
         # (the last argument of a cut line may go on on the next: `cm(a, b` / `.float())`)
         cut = not shown_all and call.end_lineno == 1 and call.end_col_offset == len(text)
         shown = call.args[:-1] if cut else call.args

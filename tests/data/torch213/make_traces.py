@@ -331,6 +331,9 @@ SCENARIOS = [
         "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
         "SWAP_VARIANT": v})
       for v in ("swap", "twice", "partial")],
+    # mylib's Net3 called with a dict spread as keywords, `cm(**batch)`: forward's x is batch["x"], not the user's x.
+    Scenario("library_passed_splat", "library_splat.py", gzip=True, env={
+        "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages")}),
     # two_wrapped's functions where a tensor's first use reads it by another name: a parameter reassigned (_shadow,
     # _shadow_size), an item of *ys (_star).
     *[Scenario(f"wrapped_reassigned_{v}", "wrapped_reassigned.py", gzip=True, env={"WRAPPED_VARIANT": v})

@@ -252,6 +252,9 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                     tensor, passed = _say_passed(guard, passed_by, function, local, guard.location)
                     if source is not None and passed_by.users_name(local) is not None:
                         step.dynamic_of = f"{possessive(tensor)} dimension {size['dim']}"  # (t's, as the advice)
+                    elif source is not None and passed_by.argument.position is None:
+                        # (an item of the call's **batch, `batch["x"]`: x alone reads as another tensor of theirs)
+                        step.dynamic_of = f"dimension {size['dim']} of {tensor}"
                 elif passed and guard.location is not None and tensor == size["tensor"] and (
                         unsettled := unsettled_name(function, tensor, guard.location.code)) is not None:
                     # (torch's name for the frame's argument, which the user's line uses for a tensor of its own)
