@@ -345,3 +345,22 @@ def test_an_argument_a_dict_spread_as_keywords_passed_is_named_by_its_item(capsy
     (advice,) = frames["forward"].advice
     assert 'torch._dynamo.mark_dynamic(batch["x"], 0)' in advice and "mark_dynamic(x, 0)" not in advice
     assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "batch[\"x\"].size()[0] (forward's x)"
+
+
+def test_a_library_frame_the_users_compiled_code_calls_is_not_named_by_the_users_other_tensor(capsys):
+    # library_outer.py: the user's compiled Mine.forward(self, a, target) returns `self.model(target, a)` (line 15);
+    # Net3's forward and loss3, compiled apart after loss3's graph break, take the user's a (t, whose size changes)
+    # as their target. The log does not settle it from that line (the call runs inside compiled code): it said
+    # mark_dynamic(target, 0), the user's own target (2 rows always). Now torch's name, as the frame's.
+    assert _line(PROGRAMS_213 / "library_outer.py", 15) == "return self.model(target, a)"
+    log = torch213("library_passed_outer.log.gz")
+    with read_trace(str(log)) as trace:
+        frames = {(f.name, f.first_line): f for f in insights(trace).recompiles.frames}
+    for name, first_line in (("forward", 43), ("loss3", 13)):
+        (step,) = frames[(name, first_line)].steps
+        assert step.guard.location_label == f"{name}'s target passed in by the call at"
+        (advice,) = frames[(name, first_line)].advice
+        assert "mark_dynamic(target, 0)" not in advice
+    sizes = _sizes(log)
+    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == "forward's target.size()[0]"
+    assert sizes[("L['target'].size()[0]", ("[2/1]", "[2/1_1]"))] == "loss3's target.size()[0]"

@@ -334,6 +334,9 @@ SCENARIOS = [
     # mylib's Net3 called with a dict spread as keywords, `cm(**batch)`: forward's x is batch["x"], not the user's x.
     Scenario("library_passed_splat", "library_splat.py", gzip=True, env={
         "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages")}),
+    # The user's module compiled around Net3, calling self.model(target, a): Net3's target is the user's a.
+    Scenario("library_passed_outer", "library_outer.py", gzip=True, env={
+        "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages")}),
     # two_wrapped's functions where a tensor's first use reads it by another name: a parameter reassigned (_shadow,
     # _shadow_size), an item of *ys (_star).
     *[Scenario(f"wrapped_reassigned_{v}", "wrapped_reassigned.py", gzip=True, env={"WRAPPED_VARIANT": v})
