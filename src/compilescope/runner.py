@@ -199,8 +199,8 @@ def as_typed_here(path: str) -> str:
 @contextmanager
 def marked_going(trace_dir: str) -> Iterator[None]:
     """RUN_GOING<pid> in trace_dir while the block runs (the program): serve reads the directory's runs as going on,
-    whatever an earlier run's RUN_ENDED says. Left behind only if this process is killed: serve then goes by the
-    logs' times, as for a program run without compilescope."""
+    whatever an earlier run's RUN_ENDED says. Left behind only if this process is killed (SIGKILL): its pid is then
+    no process's, so run_has_ended passes over it and the next run here removes it (prepare_trace_dir)."""
     path = os.path.join(trace_dir, f"{RUN_GOING}{os.getpid()}")
     try:
         with open(path, "x", encoding="utf-8"):
@@ -231,7 +231,7 @@ def run_has_ended(directory: str, newest_log: str) -> bool:
     earlier run's)."""
     marker = os.path.join(directory, RUN_ENDED)
     try:
-        if any(name.startswith(RUN_GOING) for name in os.listdir(directory)):
+        if any(_going_file_alive(name) for name in os.listdir(directory)):
             return False
         if os.path.islink(marker) or not os.path.isfile(marker):
             return False
@@ -242,14 +242,43 @@ def run_has_ended(directory: str, newest_log: str) -> bool:
     return os.path.relpath(newest_log, directory) in named
 
 
+def _going_file_alive(name: str) -> bool:
+    """name is a RUN_GOING file whose run may still be going: its pid is a live process (a run killed by SIGKILL
+    leaves its file behind, which would read the directory as going on for ever)."""
+    if not name.startswith(RUN_GOING):
+        return False
+    pid = name[len(RUN_GOING):]
+    return not (pid.isascii() and pid.isdigit()) or process_alive(int(pid))
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process pid exists (one of another user's too: signalling it is refused, not unknown)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return True
+
+
 def prepare_trace_dir(path: str) -> str:
-    """The user's --trace-dir: created if needed; logs already in it are not this run's."""
+    """The user's --trace-dir: created if needed; logs already in it are not this run's. A RUN_GOING file of a run
+    whose process is gone (killed) is removed."""
     if os.path.exists(path) and not os.path.isdir(path):
         raise CompilescopeError(f"--trace-dir {path} exists and is not a directory")
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
         raise CompilescopeError(f"cannot create --trace-dir {path}: {exc.strerror}") from None
+    with suppress(OSError):
+        for name in os.listdir(path):
+            if name.startswith(RUN_GOING) and not _going_file_alive(name):
+                _remove(os.path.join(path, name))
     return os.path.abspath(path)
 
 

@@ -391,3 +391,31 @@ def test_a_run_going_on_in_a_trace_dir_an_earlier_run_ended_in_is_live(tmp_path,
     assert second.returncode == 0, err
     (both,) = list_runs(str(root))
     assert len(both.logs) == 2 and both.ended
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been waited for): no process has it now."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+def test_a_going_mark_left_by_a_killed_run_does_not_keep_the_run_going(tmp_path):
+    """`compilescope run` killed by SIGKILL leaves its RUN_GOING<pid> file: serve read the directory as going on for
+    ever, and every later run there too. A going file whose process is gone is no run going on, and the next run in
+    the directory removes it."""
+    from compilescope.runner import RUN_ENDED, RUN_GOING, prepare_trace_dir, run_has_ended
+
+    run = tmp_path / "run"
+    run.mkdir()
+    log = run / "dedicated_log_torch_trace_1.log"
+    log.write_bytes(gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes()))
+    (run / RUN_ENDED).write_text(f"{log.name}\n")
+    killed = run / f"{RUN_GOING}{_dead_pid()}"
+    killed.touch()
+    assert run_has_ended(str(run), str(log))
+    alive = run / f"{RUN_GOING}{os.getpid()}"  # (this process: a run going on)
+    alive.touch()
+    assert not run_has_ended(str(run), str(log))
+    prepare_trace_dir(str(run))
+    assert not killed.exists() and alive.exists()
