@@ -16,13 +16,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 from .errors import CompilescopeError
-from .ingest.crash_files import crash_files, crash_headline, crash_record, ending, ending_said, log_of
-from .ingest.discover import find_logs, is_trace_log, process_parts, rank_of
+from .ingest.crash_files import crash_files, crash_headline, crash_record, ending, ending_said, first_pid, log_of
+from .ingest.discover import TORCH_LOG_NAME, find_logs, is_trace_log, process_parts, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
 # Written into the trace directory by `compilescope run` (cli/run.py), wherever -o puts the report, for serve
@@ -466,7 +466,8 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
                 )
             except OSError as exc:
                 raise CompilescopeError(f"cannot run {prog.argv[0]}: {exc.strerror or exc}") from None
-            _wait(proc, timeout, result, signals)
+            owners = _LogOwners(trace_dir, before, proc)
+            _wait(proc, timeout, result, signals, owners.look)
         # (one that came after _wait stopped raising them and before the handlers were restored: the report says it)
         _note_late(result, signals.stop_raising())
     finally:
@@ -476,11 +477,74 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
             shutil.rmtree(owned_cache, ignore_errors=True)
     rc = proc.returncode
     result.returncode = 128 - rc if rc < 0 else rc
-    result.logs = [p for p in find_logs(trace_dir) if os.path.basename(p) not in before]
+    result.logs = owners.ours([p for p in find_logs(trace_dir) if os.path.basename(p) not in before])
     result.joined = join_process_logs(result.logs)
     result.logs = [p for p in result.logs if os.path.exists(p)]
     result.crashes = attach_crash_reports(trace_dir, result.logs, before)
     return result
+
+
+LOOK_EVERY_S = 0.1  # how often the trace directory is looked at for new logs while the program runs (_LogOwners)
+
+
+class _LogOwners:
+    """Which of the logs new in the trace directory the program wrote: another process may write to the same
+    directory meanwhile (a `TORCH_TRACE=dir python other.py`, another `compilescope run --trace-dir dir`), and its log
+    is no log of this run (RUN_ENDED would say it ended while it is still written; the report could be of it).
+
+    A log is the program's when the pid of its first record (torch's glog prefix) is the program's or one of its
+    descendants' (its workers under torchrun, multiprocessing's). Descendants are known only while they run (Linux's
+    /proc: their parents), so the directory is looked at while the program runs (look); a log not told apart so (its
+    first record written after the last look, or its process gone by then, or no /proc) is the program's unless
+    its pid is another process's that is still running."""
+
+    def __init__(self, trace_dir: str, before: Collection[str], program: subprocess.Popen) -> None:
+        self.trace_dir, self.before, self.program = trace_dir, before, program
+        self.told: dict[str, bool] = {}  # a log's name: whether the program or a descendant wrote it
+
+    def look(self) -> None:
+        try:
+            names = [n for n in os.listdir(self.trace_dir)
+                     if n.startswith(TORCH_LOG_NAME) and n not in self.before and n not in self.told]
+        except OSError:
+            return
+        told = {}
+        for name in names:
+            pid = first_pid(os.path.join(self.trace_dir, name))
+            mine = None if pid is None else self._descends(pid)
+            if mine is not None:
+                told[name] = mine
+        # (a process the program left when it ended has a parent no more: what was told of it then is not kept)
+        ended = self.program.poll() is not None
+        self.told.update({name: mine for name, mine in told.items() if mine or not ended})
+
+    def _descends(self, pid: int) -> bool | None:
+        """Whether the process pid is the program or runs under it; None where that is not known (it has ended,
+        or there is no /proc)."""
+        seen = 0
+        while pid != self.program.pid:
+            if pid <= 1 or seen > 256:
+                return False
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                return False if seen else None  # (an ancestor gone between two reads: the chain is cut)
+            pid = int(stat[stat.rindex(b")") + 2:].split()[1])  # (after the command's name, which may hold ") ")
+            seen += 1
+        return True
+
+    def ours(self, logs: list[str]) -> list[str]:
+        """Of logs (new in the trace directory, the program ended), the program's."""
+        kept = []
+        for log in logs:
+            mine = self.told.get(os.path.basename(log))
+            if mine is None:
+                pid = first_pid(log)
+                mine = pid is None or pid == self.program.pid or not process_alive(pid)
+            if mine:
+                kept.append(log)
+        return kept
 
 
 def join_process_logs(logs: list[str]) -> list[tuple[str, list[str]]]:
@@ -644,7 +708,22 @@ def _terminal_delivered_it() -> bool:
         return False
 
 
-def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult, signals: _SignalsWhileRunning) -> None:
+def _wait_looking(proc: subprocess.Popen, timeout: float | None, look: Callable[[], None]) -> None:
+    """proc.wait(timeout), calling look every LOOK_EVERY_S while the program runs."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            proc.wait(LOOK_EVERY_S if remaining is None else min(remaining, LOOK_EVERY_S))
+            return
+        except subprocess.TimeoutExpired:
+            if remaining is not None and remaining <= LOOK_EVERY_S:
+                raise
+        look()
+
+
+def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult, signals: _SignalsWhileRunning,
+          look: Callable[[], None] = lambda: None) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
     # SIGINT and SIGTERM are held except while waiting for the program: unheld, one that came as the wait ended (the
     # program ended, or its time was up) raised before the except clauses below or the finally's switch to noting
@@ -657,7 +736,7 @@ def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult, sign
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 signals.unblock()  # (one held since raises here, handled below)
                 try:
-                    proc.wait(remaining)
+                    _wait_looking(proc, remaining, look)
                 finally:
                     signals.block()  # (one before it raises inside this try: handled below)
                 return

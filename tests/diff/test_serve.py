@@ -419,3 +419,58 @@ def test_a_going_mark_left_by_a_killed_run_does_not_keep_the_run_going(tmp_path)
     assert not run_has_ended(str(run), str(log))
     prepare_trace_dir(str(run))
     assert not killed.exists() and alive.exists()
+
+
+# Writes argv[1] as its own TORCH_TRACE log: each record's pid (the glog prefix) made this process's, as torch writes it.
+OWN_LOG = ("import os, re, sys; pid = str(os.getpid()).encode(); data = open(sys.argv[1], 'rb').read()\n"
+           "out = os.path.join(os.environ['TORCH_TRACE'], f'dedicated_log_torch_trace_{os.getpid()}.log')\n"
+           "open(out, 'wb').write(re.sub(rb'(?m)^([VIWEC]\\d{4} [0-9:.]+ +)\\d+', lambda m: m[1] + pid, data))\n")
+
+
+def test_a_run_marks_ended_only_the_logs_its_program_wrote(tmp_path):
+    """A process writing to the same directory while `compilescope run --trace-dir` ran (a plain `TORCH_TRACE=dir
+    python other.py`, another run) had its log named in RUN_ENDED: serve showed the directory ended while it still
+    wrote, and the run reported the larger log, the other's. Only the logs of the program and its children are the
+    run's."""
+    from compilescope.runner import RUN_ENDED
+
+    run = tmp_path / "run"
+    (tmp_path / "small.log").write_bytes(gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes()))
+    (tmp_path / "large.log").write_bytes(gzip.decompress(torch213("automatic_dynamic.log.gz").read_bytes()))
+    assert (tmp_path / "large.log").stat().st_size > (tmp_path / "small.log").stat().st_size
+    started, go, other_wrote, release = (tmp_path / n for n in ("started", "go", "other_wrote", "release"))
+    # The program waits until the other process has written its log, then writes its own and a child's.
+    program = (f"import os, pathlib, subprocess, sys, time; pathlib.Path({str(started)!r}).touch()\n"
+               f"while not os.path.exists({str(go)!r}): time.sleep(0.02)\n"
+               f"subprocess.run([sys.executable, '-c', {OWN_LOG!r}, sys.argv[1]], check=True)\n{OWN_LOG}")
+    other = f"{OWN_LOG}import pathlib, time; pathlib.Path({str(other_wrote)!r}).touch()\n" \
+            f"while not pathlib.Path({str(release)!r}).exists(): time.sleep(0.02)\n"
+    ours = subprocess.Popen([sys.executable, "-m", "compilescope", "run", "--no-browser", "--trace-dir", str(run),
+                             "-o", str(tmp_path / "report"), "--timeout", "300", "--",
+                             sys.executable, "-c", program, str(tmp_path / "small.log")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    beside = None
+    try:
+        while not started.exists():
+            assert ours.poll() is None, ours.stderr.read()
+            time.sleep(0.02)
+        beside = subprocess.Popen([sys.executable, "-c", other, str(tmp_path / "large.log")],
+                                  env={**os.environ, "TORCH_TRACE": str(run)})
+        while not other_wrote.exists():
+            assert beside.poll() is None
+            time.sleep(0.02)
+        go.touch()
+        _, err = ours.communicate()
+        assert ours.returncode == 0, err
+        others_log = f"dedicated_log_torch_trace_{beside.pid}.log"
+        assert (run / others_log).is_file()
+        named = (run / RUN_ENDED).read_text().splitlines()
+        assert len(named) == 2 and others_log not in named  # (the program's log and its child's)
+        assert others_log not in err
+    finally:
+        release.touch()
+        go.touch()
+        if beside is not None:
+            beside.wait()
+        if ours.poll() is None:
+            ours.kill()
