@@ -165,7 +165,11 @@ def test_the_graph_the_transformed_code_calls_is_found_by_its_name(tmp_path):
     assert sorted(calls.values()) == ["[0/0]", "[1/0_1]", "[2/0_1]", "[3/0]"]
     for fn, cid in calls.items():
         first = (out / f"{fn} Captured Graph 0.py").read_text().splitlines()[0]
-        assert first.startswith(f"# compile id {cid}, called {fn} in its transformed code")
+        assert re.match(rf"# compile id {re.escape(cid)}, called {fn}_[0-9a-f]{{8}}_\w+ in its transformed code", first)
+        # (the name called in full, torch's uuid too: grepping the call finds the file)
+        (call,) = set(re.findall(rf"= ({fn}_\w+)\(", (out / next(
+            p.name for p in out.glob("__transformed_code_*.py") if f"compile id {cid}:" in p.read_text())).read_text()))
+        assert f"called {call} in" in first
     assert sorted(p.name.split(" ")[0] for p in out.glob("* Captured Graph 0.py")) == sorted(calls)
 
 
@@ -181,3 +185,25 @@ def test_an_exported_program_is_dumped_as_python(tmp_path):
     assert cls.name == "GraphModule" and [n.name for n in cls.body if isinstance(n, ast.FunctionDef)] == ["forward"]
     assert "torch.ops.aten.nonzero.default(x)" in source
     assert "\n# Range constraints: {u0: VR[3, int_oo], u1: VR[0, 6]}" in source
+
+
+def test_the_transformed_code_names_graph_files_only_where_some_are_written(tmp_path):
+    """transformed_code.log without [0/0]'s dynamo_output_graph (a log cut, or torch logging the code but not the
+    graph): __transformed_code_0_for_f.py said "the files __compiled_fn_1 *", and there were none."""
+    lines = torch213("transformed_code.log").read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if '{"dynamo_output_graph"' in line)
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("\t"))
+    log = tmp_path / "no_first_graph.log"
+    log.write_text("".join(lines[:start] + lines[end:]))
+    out = tmp_path / "dump"
+    assert run_cli("dump-src", log, out) == 0
+    transformed = (out / "__transformed_code_0_for_f.py").read_text()
+    assert "__compiled_fn_1_66055ec2_bfd1_468a_a49a_7ae48f5359dc(x)" in transformed
+    assert not list(out.glob("__compiled_fn_1 *"))
+    assert "the files __compiled_fn_1 *" not in transformed
+    assert ("# __compiled_fn_1_66055ec2_bfd1_468a_a49a_7ae48f5359dc is this compile's graph, which this log does not "
+            "hold: no file of it is written\n") in transformed
+    # (where the graph is logged, its files are named)
+    named = [p.name for p in out.glob("__transformed_code_*") if "is this compile's graph: the files __compiled_fn_"
+             in p.read_text()]
+    assert len(named) == 3

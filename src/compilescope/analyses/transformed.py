@@ -94,6 +94,25 @@ class CompileDump(NamedTuple):
     # What compiled it, for its files' first line: "compile id [0/0]", "AOTInductor package of aoti_deploy.py:41"
     what: str = ""
     torch_fn: str | None = None  # the graph's name in the transformed code (`__compiled_fn_10`), where logged
+    # The name the transformed code calls it by, in full: torch 2.11-2.14 add a uuid (`__compiled_fn_1_66055ec2_...`),
+    # which depyf's file names (fn) leave out
+    torch_call: str | None = None
+
+    @property
+    def called_said(self) -> str:
+        """What its graph files' first line says after what compiled it: the full name the transformed code calls the
+        graph by, so that grepping the call finds them."""
+        return f", called {self.torch_call} in its transformed code" if self.torch_call else ""
+
+    @property
+    def graph_said(self) -> str | None:
+        """Its transformed code's line on the graph it calls (None: no call logged): its files, where some are written
+        (a log may hold the code but not the graph: no dynamo_output_graph for that compile)."""
+        if not self.torch_call:
+            return None
+        if self.graphs:
+            return f"{self.torch_call} is this compile's graph: the files {self.fn} *"
+        return f"{self.torch_call} is this compile's graph, which this log does not hold: no file of it is written"
 
     @staticmethod
     def suffix(title: str) -> str:
@@ -113,7 +132,8 @@ def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list
         function = (code.function if code else None) or (entry.metrics or {}).get("co_name") or (
             entry.stack[-1].name if entry.stack else None)
         guards = _artifacts_of(entry, GUARDS)
-        torch_fn = _torch_fn(code)
+        torch_call = _torch_call(code)
+        torch_fn = m.group(0) if torch_call and (m := _COMPILED_FN_NAME.match(torch_call)) else None
         # (torch's counter names each graph of a process once: a name met again, in a log of two processes' lines,
         # falls back to the compile id's)
         fn = torch_fn if torch_fn and torch_fn not in taken else compiled_fn_name(entry.compile_id)
@@ -121,7 +141,7 @@ def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list
         found.append(CompileDump(entry, fn, [(title, arts) for title, names in DUMP_GRAPHS
                                              if (arts := _artifacts_of(entry, names))],
                                  str(function) if function else None, code, guards[0] if guards else None, None,
-                                 f"compile id {entry.compile_id}", torch_fn))
+                                 f"compile id {entry.compile_id}", torch_fn, torch_call))
     dumps = [d._replace(retry=_retry(d, found)) if d.code is None else d for d in found]
     exported = [a for entry in trace.sorted_compiles() for a in entry.artifacts
                 if a.kind == EXPORTED_PROGRAM_KIND and a.payload is not None]
@@ -151,13 +171,10 @@ def compiled_fn_name(cid: CompileId | None) -> str:
     return "_".join(["__compiled_fn", *parts])
 
 
-def _torch_fn(code: TransformedCode | None) -> str | None:
-    """torch's name of the graph the transformed code calls (`__compiled_fn_10`), where it is logged."""
-    for name in code.compiled_fns if code is not None else ():
-        m = _COMPILED_FN_NAME.match(name)
-        if m:
-            return m.group(0)
-    return None
+def _torch_call(code: TransformedCode | None) -> str | None:
+    """The name the transformed code calls its graph by (`__compiled_fn_10`, `__compiled_fn_1_66055ec2_...`), where
+    it is logged; its `__compiled_fn_N` part is torch's name of the graph (depyf's name of its files)."""
+    return next((name for name in code.compiled_fns if _COMPILED_FN_NAME.match(name)), None) if code else None
 
 
 def _artifacts_of(entry: Compile, names: tuple[str, ...]) -> list[Artifact]:

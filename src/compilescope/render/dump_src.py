@@ -134,8 +134,8 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
         for title, artifacts in dump.graphs:
             suffix = dump.suffix(title)
             comment = "//" if suffix == ".cpp" else "#"
-            called = f", called {_one_line(dump.torch_fn)} in its transformed code" if dump.torch_fn else ""
-            header = f"{comment} {_one_line(dump.what)}{called} (compilescope dump-src from {_one_line(trace.source)})\n"
+            header = (f"{comment} {_one_line(dump.what)}{_one_line(dump.called_said)} (compilescope dump-src from "
+                      f"{_one_line(trace.source)})\n")
             for k, artifact in enumerate(artifacts):
                 text = trace.payload_text(artifact.payload)
                 source = (text if suffix != ".py" else _exported_source(text) if title == EXPORTED_PROGRAM_DUMP
@@ -157,8 +157,8 @@ def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str
                 full.append(_no_code_note(dump))
                 continue
             note = f"# compile id {_one_line(dump.entry.compile_id)}: {_one_line(code.note)}\n"
-            if dump.torch_fn:
-                note += f"# {_one_line(dump.torch_fn)} is this compile's graph: the files {safe_stem(dump.fn)} *\n"
+            if dump.graph_said:
+                note += f"# {_one_line(dump.graph_said)}\n"
             # (code not decompiled is the log's text, a disassembly: comments, never code to run)
             source = _code_source(code.source) if code.decompiled else _commented(code.source)
             yield f"__transformed_code_{k}_for_{stem}.py", note + source
