@@ -587,8 +587,8 @@ def test_a_restarted_attempt_without_an_fx_graph_lookup_is_named_as_an_attempt()
         found = insights(trace).caches
     assert found.fx_unlogged == ["[2/1]"] and found.fx_unlogged_restarted == {"[2/1]": "[2/1_1]"}
     assert found.overall_text.endswith(
-        "; [2/1] first try, restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no graph "
-        "compiled anew: [2/1] compiled the frame again), and logged no FX graph cache lookup: Dynamo restarted it "
+        "; [2/1]'s first attempt, which Dynamo restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no graph "
+        "compiled anew: [2/1]'s second attempt compiled the frame again), and logged no FX graph cache lookup: Dynamo restarted it "
         "before Inductor had compiled its graph")
     assert "torch logs one once Inductor has compiled the graph" not in found.overall_text
 
@@ -612,8 +612,8 @@ def test_a_restarted_attempts_miss_is_not_counted_as_compiled_anew():
     assert found.restarted_misses == {"[2/1]": "[2/1_1]"}
     assert found.kept_counts == {"aotautograd_cache": {"miss": 6}, "fx_graph_cache": {"miss": 6}}
     assert found.overall == "cold"
-    assert "[2/1] first try, restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no graph " \
-           "compiled anew: [2/1] compiled the frame again)" in found.overall_text
+    assert "[2/1]'s first attempt, which Dynamo restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no graph " \
+           "compiled anew: [2/1]'s second attempt compiled the frame again)" in found.overall_text
     assert found.to_json()["restarted_misses"] == {"[2/1]": "[2/1_1]"}
 
 
@@ -679,6 +679,21 @@ def test_a_cache_that_served_every_kept_compile_is_warm_though_a_restarted_attem
                     counts={"aotautograd_cache": {"miss": 1, "hit": 1}}, restarted_misses={"[0/0]": "[0/0_1]"})
     assert served.overall == "warm"
     assert served.overall_text == (
-        "every cache lookup hit, so torch reused what an earlier run had compiled; [0/0] first try, restarted, missed "
-        "the AOTAutograd cache, but nothing it compiled was kept (no graph compiled anew: [0/0] compiled the frame "
+        "every cache lookup hit, so torch reused what an earlier run had compiled; [0/0]'s first attempt, which Dynamo restarted, missed "
+        "the AOTAutograd cache, but nothing it compiled was kept (no graph compiled anew: [0/0]'s second attempt compiled the frame "
         "again)")
+
+
+def test_a_cache_row_given_no_label_is_named_by_its_compilation():
+    """CompileCache.label defaulted to "": a row built without one (or read from a save without one) rendered as an
+    empty link, `<a href="#[0/0]"></a>`, in the caches table and as nothing in the terminal's. It is named by its
+    compilation instead, as the rows labelled by the analysis are."""
+    from compilescope.model.codec import decode, encode, classes_of
+
+    rows = [CompileCache("[0/0]", []), CompileCache("[1/0_1]", [CacheEvent("fx_graph_cache", "hit")]),
+            CompileCache("[2/0]", [], label="[2/0] first try, restarted")]
+    assert [c.label for c in rows] == ["[0/0]", "[1/0]", "[2/0] first try, restarted"]
+    saved = encode(rows[1])
+    saved["label"] = ""
+    assert decode(saved, classes_of(["compilescope.analyses.caches"])).label == "[1/0]"
+    assert Caches(compiles=rows).label_of() == {"[0/0]": "[0/0]", "[1/0_1]": "[1/0]", "[2/0]": "[2/0] first try, restarted"}

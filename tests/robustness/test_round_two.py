@@ -243,10 +243,10 @@ def test_restarted_attempts_that_missed_the_caches_are_said(tmp_path):
     # (the restarted attempts looked up the AOTAutograd cache only: a lookup never logged is no miss)
     assert "cold: every cache lookup torch logged missed, so torch compiled everything anew" in out
     for i in (0, 1, n - 1):
-        assert (f"; [{i}/0] first try, restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no "
-                f"graph compiled anew: [{i}/0] compiled the frame again), and logged no FX graph cache lookup: Dynamo "
+        assert (f"; [{i}/0]'s first attempt, which Dynamo restarted, missed the AOTAutograd cache, but nothing it compiled was kept (no "
+                f"graph compiled anew: [{i}/0]'s second attempt compiled the frame again), and logged no FX graph cache lookup: Dynamo "
                 "restarted it before Inductor had compiled its graph") in out
-    assert out.count("first try, restarted, missed") == n
+    assert out.count("first attempt, which Dynamo restarted, missed") == n
 
 
 def test_served_compiles_are_matched_to_their_kernels_in_linear_time():
@@ -293,10 +293,10 @@ def test_the_caches_restarted_attempts_missed_are_said_in_linear_time():
         "text = found.overall_text\n"
         "assert text.startswith('every cache lookup torch logged missed, so torch compiled everything anew'), text[:200]\n"
         "for i in (0, 1, n - 1):\n"
-        "    assert (f'; [{i}/0] first try, restarted, missed the AOTAutograd cache, but nothing it compiled was kept '\n"
-        "            f'(no graph compiled anew: [{i}/0] compiled the frame again), and logged no FX graph cache lookup: '\n"
-        "            'Dynamo restarted it before Inductor had compiled its graph') in text\n"
-        "assert text.count('first try, restarted, missed') == n\n"
+        "    assert (f\"; [{i}/0]'s first attempt, which Dynamo restarted, missed the AOTAutograd cache, but nothing it \"\n"
+        "            f\"compiled was kept (no graph compiled anew: [{i}/0]'s second attempt compiled the frame again), and \"\n"
+        "            'logged no FX graph cache lookup: Dynamo restarted it before Inductor had compiled its graph') in text\n"
+        "assert text.count('first attempt, which Dynamo restarted, missed') == n\n"
     )
     run_python(code)
 

@@ -20,7 +20,8 @@ from ..model.payloads import json_object
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from ..wording import and_list
-from .status import ERROR, RESTARTED, compile_status, compile_statuses, compiled_attempts, restarted_attempt_label
+from .status import (ERROR, RESTARTED, attempt_words, compile_status, compile_statuses, compiled_attempts,
+                     restarted_attempt_label, restarted_attempt_words)
 
 if TYPE_CHECKING:
     from .aoti import Aoti
@@ -95,10 +96,15 @@ class CompileCache:
     # What its row shows for it, by compilation as the recompile steps say it: "[1/0]" for gpt2_train's [1/0_1], the
     # attempt that compiled [1/0] after Dynamo restarted it; an attempt Dynamo restarted (status RESTARTED, whatever
     # its lookups did) apart, "[0/0] first try, restarted"; an AOTInductor package's build by its name
-    # (name_aoti_cache_rows). The prose and the bypass reasons name it so too. Each row links its own attempt.
+    # (name_aoti_cache_rows). The bypass reasons name it so too. Each row links its own attempt. Never empty: a row
+    # given none (or read from a save without one) is named by its compilation (__post_init__), never by empty text.
     label: str = ""
     # Whether label is an AOTInductor package's name (Aoti.compile_name), not a compile id: shown as a name is.
     names_package: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            self.label = compilation_key(self.compile_id) or NO_COMPILE_ID
 
     def outcome(self, cache: str) -> str | None:
         """hit/miss/bypass of one cache; several lookups are joined: "miss, hit", each named by its graph where the
@@ -165,7 +171,7 @@ class Caches:
 
     def label_of(self) -> dict[str, str]:
         """Each row's compile id -> its label (CompileCache.label), for prose that names rows as the table does."""
-        return {c.compile_id: c.label or compilation_key(c.compile_id) for c in self.compiles}
+        return {c.compile_id: c.label for c in self.compiles}
 
     def reason_number(self, reason: str) -> int:
         """A bypass reason's number in bypass_reasons (from 1)."""
@@ -208,18 +214,20 @@ class Caches:
                 caches_of = missed_caches.setdefault(looked_up.compile_id, {})
                 caches_of.update(dict.fromkeys(e.cache for e in looked_up.events if e.outcome == "miss"))
         for attempt in dict.fromkeys([*self.restarted_misses, *self.fx_unlogged_restarted]):
-            # (named as their rows are: "[2/1] first try, restarted", and the try that compiled the frame "[2/1]")
+            # (each attempt by its number, as Dynamic shapes says them: "[2/1]'s first attempt" restarted, "[2/1]'s
+            # second attempt" compiled the frame; the rows' labels would say "[2/1]" of both)
             compiled = self.restarted_misses.get(attempt) or self.fx_unlogged_restarted[attempt]
-            text += f"; {named(attempt)}"
+            text += f"; {restarted_attempt_words(attempt)}"
             if attempt in self.restarted_misses:
                 missed = and_list([CACHES[c] for c in missed_caches.get(attempt, {})])
                 text += (f", missed the {missed}, but nothing it compiled was kept (no graph compiled anew: "
-                         f"{named(compiled)} compiled the frame again)")
+                         f"{attempt_words(compiled)} compiled the frame again)")
                 if attempt in self.fx_unlogged_restarted:
                     text += ", and"
             if attempt in self.fx_unlogged_restarted:
                 text += (" logged no FX graph cache lookup: Dynamo restarted it before Inductor had compiled its graph"
-                         + ("" if attempt in self.restarted_misses else f" ({named(compiled)} compiled the frame again)"))
+                         + ("" if attempt in self.restarted_misses else
+                            f" ({attempt_words(compiled)} compiled the frame again)"))
         return text
 
     def _missed(self, lookup: str) -> str:

@@ -115,6 +115,12 @@ def attempt_words(compile_id: str) -> str:
     return f"{compilation_key(compile_id)}'s {ordinal(attempt + 1)} attempt"
 
 
+def restarted_attempt_words(compile_id: str) -> str:
+    """An attempt Dynamo restarted, in prose: "[0/1]'s first attempt, which Dynamo restarted" (attempt_words), told
+    apart from the attempt that compiled [0/1], "[0/1]'s second attempt"."""
+    return f"{attempt_words(compile_id)}, which Dynamo restarted"
+
+
 def restarted_attempt_label(compile_id: str) -> str:
     """An attempt Dynamo restarted (RESTARTED) where a table names its rows by compilation: "[0/1] first try,
     restarted", apart from the attempt that compiled [0/1] ([0/1_1]), which the table names "[0/1]". Short: a
