@@ -251,6 +251,24 @@ def _going_file_alive(name: str) -> bool:
     return not (pid.isascii() and pid.isdigit()) or process_alive(int(pid))
 
 
+def writes_log(pid: int, log: str) -> bool:
+    """Whether the process pid holds log open, as torch holds its trace log until it exits (Linux's /proc). Without
+    /proc, whether it is alive (all that can be known); where its descriptors cannot be read (another user's
+    process, or none), no."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return os.path.isdir("/proc/self/fd") is False and process_alive(pid)
+    target = os.path.realpath(log)
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                return True
+        except OSError:
+            continue  # (a descriptor closed while read)
+    return False
+
+
 def process_alive(pid: int) -> bool:
     """Whether a process pid exists (one of another user's too: signalling it is refused, not unknown)."""
     if pid <= 0:
@@ -496,7 +514,8 @@ class _LogOwners:
     descendants' (its workers under torchrun, multiprocessing's). Descendants are known only while they run (Linux's
     /proc: their parents), so the directory is looked at while the program runs (look); a log not told apart so (its
     first record written after the last look, or its process gone by then, or no /proc) is the program's unless
-    its pid is another process's that is still running."""
+    its pid is another process's that is still running and holds it open (writes_log). A pid alone proves nothing
+    where the log was copied in: a live process may have the pid the log was recorded with."""
 
     def __init__(self, trace_dir: str, before: Collection[str], program: subprocess.Popen) -> None:
         self.trace_dir, self.before, self.program = trace_dir, before, program
@@ -510,8 +529,11 @@ class _LogOwners:
             return
         told = {}
         for name in names:
-            pid = first_pid(os.path.join(self.trace_dir, name))
+            path = os.path.join(self.trace_dir, name)
+            pid = first_pid(path)
             mine = None if pid is None else self._descends(pid)
+            if mine is False and pid is not None and not writes_log(pid, path):
+                mine = None  # (a process that only shares the log's pid: a log copied in, not written here)
             if mine is not None:
                 told[name] = mine
         # (a process the program left when it ended has a parent no more: what was told of it then is not kept)
@@ -541,7 +563,7 @@ class _LogOwners:
             mine = self.told.get(os.path.basename(log))
             if mine is None:
                 pid = first_pid(log)
-                mine = pid is None or pid == self.program.pid or not process_alive(pid)
+                mine = pid is None or pid == self.program.pid or not (process_alive(pid) and writes_log(pid, log))
             if mine:
                 kept.append(log)
         return kept

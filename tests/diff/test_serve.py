@@ -424,7 +424,8 @@ def test_a_going_mark_left_by_a_killed_run_does_not_keep_the_run_going(tmp_path)
 # Writes argv[1] as its own TORCH_TRACE log: each record's pid (the glog prefix) made this process's, as torch writes it.
 OWN_LOG = ("import os, re, sys; pid = str(os.getpid()).encode(); data = open(sys.argv[1], 'rb').read()\n"
            "out = os.path.join(os.environ['TORCH_TRACE'], f'dedicated_log_torch_trace_{os.getpid()}.log')\n"
-           "open(out, 'wb').write(re.sub(rb'(?m)^([VIWEC]\\d{4} [0-9:.]+ +)\\d+', lambda m: m[1] + pid, data))\n")
+           "log = open(out, 'wb')  # (held open until the process ends, as torch holds its trace log)\n"
+           "log.write(re.sub(rb'(?m)^([VIWEC]\\d{4} [0-9:.]+ +)\\d+', lambda m: m[1] + pid, data)); log.flush()\n")
 
 
 def test_a_run_marks_ended_only_the_logs_its_program_wrote(tmp_path):
@@ -474,3 +475,22 @@ def test_a_run_marks_ended_only_the_logs_its_program_wrote(tmp_path):
             beside.wait()
         if ours.poll() is None:
             ours.kill()
+
+
+def test_a_log_copied_in_whose_pid_a_live_process_has_is_the_runs(tmp_path):
+    """A program that copies a recorded log into the trace directory (a test's stand-in, a log fetched from a job)
+    leaves the recording's pid in it, which a process alive here may have by chance: the pid was taken for the
+    writer's and the run dropped its only log. Only a live process holding the log open is its writer."""
+    from compilescope import runner
+
+    copied = tmp_path / "copied.log"
+    data = gzip.decompress(torch213("profile_eager_backend.log.gz").read_bytes())
+    # (this test's own pid: alive, no descendant of the program, and not writing the log)
+    copied.write_bytes(re.sub(rb"(?m)^([VIWEC]\d{4} [0-9:.]+ +)\d+", lambda m: m[1] + str(os.getpid()).encode(), data))
+    (tmp_path / "run").mkdir()
+    code = ("import os, shutil, sys; shutil.copy(sys.argv[1], "
+            "os.path.join(os.environ['TORCH_TRACE'], 'dedicated_log_torch_trace_copied.log'))")
+    result = runner.run_program(runner.Program([sys.executable, "-c", code, str(copied)], this_python=True),
+                                str(tmp_path / "run"))
+    assert result.returncode == 0
+    assert [os.path.basename(p) for p in result.logs] == ["dedicated_log_torch_trace_copied.log"]
