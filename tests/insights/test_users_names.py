@@ -28,6 +28,13 @@ def _sizes(log) -> dict:
         return {(z.source, tuple(z.compile_ids)): z.source_text for z in found.dynamic_shapes.sizes}
 
 
+
+def _frame(log, name: str):
+    """The recompiles' frame of that name in log's insights (one of that name)."""
+    with read_trace(str(log)) as trace:
+        (frame,) = [f for f in insights(trace).recompiles.frames if f.name == name]
+    return frame
+
 def test_the_dynamic_shapes_section_names_a_passed_tensor_as_the_advice_does(capsys):
     # library_args.py (target): `cm(x, t)`, line 26, into Net3's forward(self, x, target), which passes target on to
     # loss3: the advice says mark_dynamic(t, 0) for both; the section said target.size()[0].
@@ -286,11 +293,10 @@ def test_a_forward_reading_nothing_of_self_names_the_users_tensor_its_call_passe
     log = torch213("library_passed_swap.log.gz")
     text = gzip.open(log, "rt", encoding="utf-8").read()
     assert "key='x', framelocals_idx=1" in text and "key='self'" not in text
-    with read_trace(str(log)) as trace:
-        frames = {f.name: f for f in insights(trace).recompiles.frames}
-    (step,) = frames["forward"].steps
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
     assert step.guard.location_label == "t (forward's x) passed in by the call at"
-    (advice,) = frames["forward"].advice
+    (advice,) = forward.advice
     assert "torch._dynamo.mark_dynamic(t, 0)" in advice and "mark_dynamic(x, 0)" not in advice
     assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "t.size()[0] (forward's x)"
 
@@ -301,12 +307,11 @@ def test_an_unsettled_argument_is_not_named_by_a_name_the_users_line_uses_for_an
     # tensor (forward's x is t): said "forward's x", never mark_dynamic(x, 0).
     assert _line(PROGRAMS_213 / "library_swap.py", 23) == "out = cm(t, x) + cm(t, x)"
     log = torch213("library_passed_twice.log.gz")
-    with read_trace(str(log)) as trace:
-        frames = {f.name: f for f in insights(trace).recompiles.frames}
-    (step,) = frames["forward"].steps
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
     assert step.guard.location_label == "forward's x passed in by the call at"
     assert step.dynamic_of == "dimension 0 of forward's x"
-    (advice,) = frames["forward"].advice
+    (advice,) = forward.advice
     assert "mark_dynamic(x, 0)" not in advice and "the tensor passed as forward's x" in advice
     assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
     assert run_cli("summary", log) == 0
@@ -323,11 +328,10 @@ def test_a_call_through_functools_partial_does_not_name_the_tensor_at_the_calls_
     assert _line(PROGRAMS_213 / "library_swap.py", 27) == "g = partial(cm, t)"
     assert _line(PROGRAMS_213 / "library_swap.py", 28) == "out = g(x)"
     log = torch213("library_passed_partial.log.gz")
-    with read_trace(str(log)) as trace:
-        frames = {f.name: f for f in insights(trace).recompiles.frames}
-    (step,) = frames["forward"].steps
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
     assert step.guard.location_label == "forward's x passed in by the call at"
-    (advice,) = frames["forward"].advice
+    (advice,) = forward.advice
     assert "mark_dynamic(x, 0)" not in advice
     assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
 
@@ -338,11 +342,10 @@ def test_an_argument_a_dict_spread_as_keywords_passed_is_named_by_its_item(capsy
     # mark_dynamic(x, 0), the user's x. A call passing nothing but one **batch passes each argument as its item.
     assert _line(PROGRAMS_213 / "library_splat.py", 12) == "out = cm(**batch)"
     log = torch213("library_passed_splat.log.gz")
-    with read_trace(str(log)) as trace:
-        frames = {f.name: f for f in insights(trace).recompiles.frames}
-    (step,) = frames["forward"].steps
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
     assert step.dynamic_of == 'dimension 0 of `batch["x"]`'
-    (advice,) = frames["forward"].advice
+    (advice,) = forward.advice
     assert 'torch._dynamo.mark_dynamic(batch["x"], 0)' in advice and "mark_dynamic(x, 0)" not in advice
     assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "batch[\"x\"].size()[0] (forward's x)"
 
