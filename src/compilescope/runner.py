@@ -520,6 +520,11 @@ class _LogOwners:
     def __init__(self, trace_dir: str, before: Collection[str], program: subprocess.Popen) -> None:
         self.trace_dir, self.before, self.program = trace_dir, before, program
         self.told: dict[str, bool] = {}  # a log's name: whether the program or a descendant wrote it
+        # Read once per log, not every look: a log's name -> the pid of its first record, once it has one; a log with
+        # none yet -> its size when its head was read (read again only once it has grown: a log idle for minutes is
+        # not read ten times a second).
+        self.pids: dict[str, int] = {}
+        self.sizes_read: dict[str, int] = {}
 
     def look(self) -> None:
         try:
@@ -530,7 +535,7 @@ class _LogOwners:
         told = {}
         for name in names:
             path = os.path.join(self.trace_dir, name)
-            pid = first_pid(path)
+            pid = self._first_pid(name, path)
             mine = None if pid is None else self._descends(pid)
             if mine is False and pid is not None and not writes_log(pid, path):
                 mine = None  # (a process that only shares the log's pid: a log copied in, not written here)
@@ -539,6 +544,25 @@ class _LogOwners:
         # (a process the program left when it ended has a parent no more: what was told of it then is not kept)
         ended = self.program.poll() is not None
         self.told.update({name: mine for name, mine in told.items() if mine or not ended})
+
+    def _first_pid(self, name: str, path: str) -> int | None:
+        """first_pid of the log, its head read only when not yet read at this size (its first record's pid, once
+        there, never changes)."""
+        pid = self.pids.get(name)
+        if pid is not None:
+            return pid
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return None
+        if self.sizes_read.get(name) == size:
+            return None
+        self.sizes_read[name] = size
+        pid = first_pid(path)
+        if pid is not None:
+            self.pids[name] = pid
+            del self.sizes_read[name]
+        return pid
 
     def _descends(self, pid: int) -> bool | None:
         """Whether the process pid is the program or runs under it; None where that is not known (it has ended,
@@ -560,9 +584,10 @@ class _LogOwners:
         """Of logs (new in the trace directory, the program ended), the program's."""
         kept = []
         for log in logs:
-            mine = self.told.get(os.path.basename(log))
+            name = os.path.basename(log)
+            mine = self.told.get(name)
             if mine is None:
-                pid = first_pid(log)
+                pid = self.pids.get(name) or first_pid(log)
                 mine = pid is None or pid == self.program.pid or not (process_alive(pid) and writes_log(pid, log))
             if mine:
                 kept.append(log)
