@@ -14,6 +14,7 @@ user stack); generating with it (hf_gpt2_generate, tests/data/cuda_torch211) cre
 from __future__ import annotations
 
 from dataclasses import field
+from functools import cached_property
 import math
 import re
 
@@ -344,10 +345,16 @@ class DynamicShapes:
     def sizes(self) -> list[DynamicSize]:
         return group_sizes(self.symbols)
 
+    @cached_property
+    def guard_places(self) -> list[GuardPlace]:
+        """The guards grouped (group_guards), once: guard_lines, unplaced_guards and the JSON each read them, about
+        three times a report. (Not a field, so not saved; the guards are complete when the analysis returns.)"""
+        return group_guards(self.guards, self.discarded_attempts)
+
     @property
     def guard_lines(self) -> list[GuardPlace]:
         """The guards by the line that added them (group_guards), those where torch logged no line left out."""
-        return [p for p in group_guards(self.guards, self.discarded_attempts) if p.location is not None]
+        return [p for p in self.guard_places if p.location is not None]
 
     @property
     def runtime_assert_lines(self) -> list[GuardPlace]:
@@ -362,7 +369,7 @@ class DynamicShapes:
     @property
     def unplaced_guards(self) -> GuardPlace | None:
         """The guards where torch logged no line, together (None when every guard has its line)."""
-        return next((p for p in group_guards(self.guards, self.discarded_attempts) if p.location is None), None)
+        return next((p for p in self.guard_places if p.location is None), None)
 
     @property
     def kind(self) -> str:
@@ -446,7 +453,7 @@ class DynamicShapes:
                 "overview": self.overview,
                 "specialized": [s.to_json() for s in self.specialized],
                 "sizes": [z.to_json() for z in self.sizes],
-                "guards_by_line": [p.to_json() for p in group_guards(self.guards, self.discarded_attempts)],
+                "guards_by_line": [p.to_json() for p in self.guard_places],
                 "dynamic_compiles": self.dynamic_compiles, "discarded_attempts": self.discarded_attempts}
 
     @property
