@@ -341,6 +341,14 @@ SCENARIOS = [
     # _shadow_size), an item of *ys (_star).
     *[Scenario(f"wrapped_reassigned_{v}", "wrapped_reassigned.py", gzip=True, env={"WRAPPED_VARIANT": v})
       for v in ("shadow", "shadow_size", "star")],
+    # mylib's models where the log alone could name the wrong tensor of the user's: a staticmethod forward whose first
+    # parameter is unused (_static, with loss_star's *args), a call passing a tuple spread whose line names no x though
+    # the user's x is another tensor (_rebound), two sizes that change (_several), and a *args tuple a library's forward
+    # passes its target into (_star).
+    *[Scenario(f"library_names_{v}", "library_names.py", gzip=True, env={
+        "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
+        "NAMES_VARIANT": v})
+      for v in ("static", "rebound", "several", "star")],
     # One model cast with m.double() between two calls: a dtype recompile of self's parameters.
     Scenario("one_model_cast", "one_model_cast.py", gzip=True),
     # A parameter of f used after f's graph break: the resume function is passed f's own tensor, which
