@@ -367,3 +367,67 @@ def test_a_library_frame_the_users_compiled_code_calls_is_not_named_by_the_users
     sizes = _sizes(log)
     assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == "forward's target.size()[0]"
     assert sizes[("L['target'].size()[0]", ("[2/1]", "[2/1_1]"))] == "loss3's target.size()[0]"
+
+
+def test_a_staticmethod_forward_with_an_unused_first_parameter_is_not_counted_as_having_self(capsys):
+    # library_names.py (static): `cm(x, t)` (line 25) into NetStatic's staticmethod forward(unused, x): forward's x is
+    # the user's t. Its tree reads x (local 1) and no local 0, as NetSwap's, whose local 0 is self: x was taken for
+    # the call's first argument, and the advice said mark_dynamic(x, 0), the user's x (2 rows always). The call
+    # passes enough arguments for either reading, so the log does not settle it: torch's name, as forward's.
+    assert _line(PROGRAMS_213 / "library_names.py", 25) == "out = cm(x, t)"
+    assert _line(MYLIB, 100) == "def forward(unused, x):"
+    log = torch213("library_names_static.log.gz")
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
+    assert step.guard.location_label == "forward's x passed in by the call at"
+    (advice,) = forward.advice
+    assert "mark_dynamic(x, 0)" not in advice and "the tensor passed as forward's x" in advice
+    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
+
+
+def test_an_unsettled_argument_is_not_named_by_torchs_name_where_the_line_does_not_name_it(capsys):
+    # library_names.py (rebound): `cm(*pair)` (line 28), pair = (t, x): forward's x is t, which the splat does not
+    # settle. The line names no x, so torch's bare x was kept, and the advice said mark_dynamic(x, 0): the user's x
+    # (line 21), their other tensor. Only the call's line is in the log, not the lines before it that bind names.
+    assert _line(PROGRAMS_213 / "library_names.py", 28) == "out = cm(*pair)"
+    assert _line(PROGRAMS_213 / "library_names.py", 21) == "x = torch.ones(2, 4)"
+    log = torch213("library_names_rebound.log.gz")
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
+    assert step.guard.location_label == "forward's x passed in by the call at"
+    (advice,) = forward.advice
+    assert "mark_dynamic(x, 0)" not in advice and "the tensor passed as forward's x" in advice
+    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
+
+
+def test_a_star_args_tuple_is_no_argument_passed_on():
+    # library_names.py (star): NetStar's forward calls `loss_star(target, out)` (mylib line 114), loss_star(*args):
+    # its one local, args, is the tuple (t, out). of() read args as the tuple's first item, the user's t.
+    from compilescope.analyses.compiled_frames import CompiledFrames
+    from compilescope.analyses.installed_guards import GuardTrees
+    from compilescope.analyses.passed_on import PassedOn
+
+    assert _line(MYLIB, 114) == "return loss_star(target, out)"
+    with read_trace(str(torch213("library_names_star.log.gz"))) as trace:
+        frames = CompiledFrames(trace)
+        passed_on = PassedOn(trace, frames, GuardTrees(trace))
+        (cid,) = [c for c in trace.compiles if c is not None and c.frame_id == 1 and c.frame_compile_id == 1
+                  and not c.attempt]
+        function = frames.compiled(cid)
+        assert function is not None and function.function == "loss_star"
+        assert passed_on.of(cid, function, "args") is None
+        # (forward's target, at the same line, is the user's t: the call is read)
+        (forward,) = [c for c in trace.compiles if c is not None and c.frame_id == 0 and c.frame_compile_id == 1
+                      and not c.attempt]
+        passed = passed_on.of(forward, frames.compiled(forward), "target")
+        assert passed is not None and passed.argument is not None and passed.argument.name == "t"
+
+
+def test_several_sizes_that_changed_are_marked_by_name(capsys):
+    # library_names.py (several): `cm(a, t)` (line 31): forward's x (a) changed size, then its target (t). The
+    # advice listed both but said torch._dynamo.mark_dynamic(tensor, dim), a placeholder that reads as code.
+    assert _line(PROGRAMS_213 / "library_names.py", 31) == "out = cm(a, t)"
+    forward = _frame(torch213("library_names_several.log.gz"), "forward")
+    (advice,) = forward.advice
+    assert "mark_dynamic(tensor, dim)" not in advice
+    assert "torch._dynamo.mark_dynamic(a, 0) and torch._dynamo.mark_dynamic(t, 0)" in advice

@@ -479,8 +479,9 @@ class ArgumentSlot(NamedTuple):
         reads is off by one either way, a trailing parameter the code never reads being in no tree (`cm(x, t, u)`
         into a bound forward(self, x, target, weight=None) passes as many as an unbound call would), and a defaulted
         one it reads in every tree (`unbound(net, x)` into forward(self, x, target=None) as few as a bound call).
-        A local 0 the tree never reads is the module itself where the call is bound: nn.Module ran its forward as
-        the module's method (NetSwap.forward(self, x, target), reading nothing of self: x is local 1, at 0)."""
+        A local 0 the tree never reads is the module itself where the call is bound and nn.Module ran its forward as
+        the module's method (NetSwap.forward(self, x, target), reading nothing of self: x is local 1, at 0), but a
+        staticmethod forward(unused, x) reads so too, x at 1: call_argument counts the call's arguments for that."""
         if self.after_self is False:
             return self.local_index
         if bound:
@@ -575,6 +576,13 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
             continue
         if position is not None and whole and slot is not None and not _passes_each(call, slot, bound):
             found.append(None)  # (`g(x)`, g = functools.partial(cm, t): x is forward's target, not its x)
+            continue
+        if position is not None and slot is not None and slot.after_self is None and (
+                not whole or _passes_each(call, slot._replace(after_self=False), bound)):
+            # (a local 0 the tree never reads may be no self: a staticmethod forward(unused, x) takes the call's
+            # first argument there. Settled only where the call passes too few arguments for that reading: NetSwap's
+            # `cm(t, x)` into forward(self, x, target))
+            found.append(None)
             continue
         if position is None:
             if shown or call.keywords:  # (it passes arguments: one could be this, where is not known)
