@@ -515,13 +515,13 @@ def test_self_passed_by_hand_to_a_compiled_unbound_forward_is_not_taken_for_the_
     # library_calls.py (unbound): `unbound(net, x, t)`, line 27, unbound = torch.compile(Net3.forward): the call
     # passes self itself, so target is its third argument, t, not its second, x. The stack of loss3 (compiled apart
     # after forward's graph break) shows no torch wrapper between that line and loss3: how the line called it is not
-    # known, so the old words stay.
+    # known, so torch's name stays, as loss3's (a bare target may be another tensor of the user's code).
     program = PROGRAMS_213 / "library_calls.py"
     assert _line(program, 27) == "out = unbound(net, x, t)"
     frames = _frames(torch213("library_calls_unbound.log.gz"))
     assert not any("mark_dynamic(x" in a for f in frames.values() for a in f.advice)
     (step,) = frames["loss3"].steps
-    assert step.guard.location_label == "target passed in by the call at"
+    assert step.guard.location_label == "loss3's target passed in by the call at"
     # Without a module call on the stack, no count of what a call passes settles whether self was passed by hand: a
     # trailing parameter never read is in no guard tree, a defaulted one read is in every one
     # (test_users_names.test_a_call_whose_stack_shows_no_module_call_is_not_counted_into_a_position).

@@ -587,9 +587,8 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
             # (passed by keyword as an expression, an item of the call's **batch: `batch["x"]`, as the advice says)
             symbol.source_text = f"{passed.argument.text}{rest} ({passed.as_argument(function, local)})"
         elif (passed is None or passed.argument is None and passed.made_by is None) and local and (
-                symbol.source_text == f"{local}{rest}") and (
-                unsettled := unsettled_name(function, local, caller.code)) is not None:
-            # (torch's name for the frame's argument, which the user's line uses for a tensor of its own)
+                symbol.source_text == f"{local}{rest}") and (unsettled := unsettled_name(function, local)) is not None:
+            # (torch's name for the frame's argument, which the user's code may use for a tensor of its own)
             symbol.source_text = f"{unsettled}{rest}"
 def _made_by(sym: dict) -> str | None:
     """The torch function that made an unbacked symbol: its Python stack's innermost ("local_scalar_dense" for

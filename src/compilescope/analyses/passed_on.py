@@ -17,7 +17,7 @@ from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
 from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_aliases, tree_argument_slot, tree_mentions,
                                tree_reads_local)
 from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code,
-                             line_names, section, traceback_frames)
+                             section, traceback_frames)
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
 
@@ -65,11 +65,13 @@ class Passed(NamedTuple):
         return None if name is None or (name == local and not self.through) else name
 
 
-def unsettled_name(function: str | None, local: str, call_code: str | None) -> str | None:
+def unsettled_name(function: str | None, local: str) -> str | None:
     """A library frame's argument the user's call passed, where the log does not settle which of the call's tensors
-    it is, in words that cannot read as another tensor of the user's: "forward's x" where the call's line names an x
-    of its own (`cm(t, x) + cm(t, x)`: forward's x may be t); None where torch's name (`x`) clashes with none."""
-    return Passed(None).as_argument(function, local) if line_names(call_code, local) else None
+    it is, in words that cannot read as another tensor of the user's: "forward's x", never torch's bare x. The log
+    holds the call's line only, not the lines before it, which may bind x to another tensor (`x = torch.ones(2, 4)`,
+    then `cm(*pair)`: forward's x is pair's t), so a line that names no x settles nothing either. None where torch's
+    name is no variable's (a wrapper's args[0]): it stays."""
+    return Passed(None).as_argument(function, local) if local.isidentifier() else None
 
 
 class PassedOn:

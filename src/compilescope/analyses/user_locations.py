@@ -349,19 +349,6 @@ def passed_as(call_code: str | None, value: str) -> str | None:
     return next(iter(passed)) if len(passed) == 1 and name not in passed else None
 
 
-def line_names(code: str | None, name: str) -> bool:
-    """Whether a line of the user's (a call's text, from a stack) names the variable name: `x` in `cm(t, x) +
-    cm(t, x)`. A line the parser refuses (the first line of a call split over lines) counts by its words."""
-    if code is None or not name.isidentifier():
-        return False
-    try:
-        tree = ast.parse(code.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return re.search(rf"(?<![\w.]){re.escape(name)}\b", code) is not None
-    # (ast.walk walks with a queue, not recursion: safe on a deep line)
-    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(tree))
-
-
 def placed_at_call(frame_file: str | None, value: str, used_file: str | None, call_code: str | None = None,
                    frame_function: str | None = None) -> bool:
     """Whether the user's line that called a compiled frame places a value better than the line that first used it:

@@ -256,8 +256,8 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                         # (an item of the call's **batch, `batch["x"]`: x alone reads as another tensor of theirs)
                         step.dynamic_of = f"dimension {size['dim']} of {tensor}"
                 elif passed and guard.location is not None and tensor == size["tensor"] and (
-                        unsettled := unsettled_name(function, tensor, guard.location.code)) is not None:
-                    # (torch's name for the frame's argument, which the user's line uses for a tensor of its own)
+                        unsettled := unsettled_name(function, tensor)) is not None:
+                    # (torch's name for the frame's argument, which the user's code may use for a tensor of its own)
                     tensor = guard.tensor_text = unsettled
                     if source is not None:
                         step.dynamic_of = f"dimension {size['dim']} of {unsettled}"
