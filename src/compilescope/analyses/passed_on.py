@@ -109,14 +109,16 @@ class PassedOn:
 
     def of(self, cid: CompileId | None, function: UserLocation | None, local: str, depth: int = 0) -> Passed | None:
         """Where the argument `local` of the compilation's frame came from (function: the frame's code); None where
-        the log does not show it. Recompiles' failed checks and dynamic shapes' symbols, one rule."""
+        the log does not show it, or where the local is a container its tree reads items of (loss_star(*args)'s args,
+        a tuple: its place in the call is its first item's, which is no tensor the call passed as args). Recompiles'
+        failed checks and dynamic shapes' symbols, one rule."""
         # (a resume function's arguments are the locals it carries across a graph break: placed elsewhere)
         if cid is None or function is None or depth > _DEPTH or (function.function or "").startswith(
                 "torch_dynamo_resume_in_"):
             return None
         breaks = self._read()[1]
         tree = self._tree(cid)
-        if tree is None:
+        if tree is None or _container(tree, local):
             return None
         stack = self._compiled_frames.stack(cid)
         if not called_inside_compiled_code(stack):
@@ -173,6 +175,14 @@ def _outer_local(tree: GuardTree, passed: CallArgument) -> str | None:
         return name
     aliases = {other for other in tree_aliases(tree, name) if tree_reads_local(tree, other)}
     return next(iter(aliases)) if len(aliases) == 1 else None
+
+
+def _container(tree: GuardTree, local: str) -> bool:
+    """Whether the tree reads the frame's local as a container: fixes its length (`len(L['args']) == 2`, a *args
+    tuple) or checks a tensor among its items (`L['args'][0]`)."""
+    source = f"L['{local}']"
+    return any(any(container == source for container, _ in line.lengths)
+               or (line.tensor is not None and line.tensor[0].startswith(source + "[")) for line in tree.lines)
 
 
 def _made_by(tree: GuardTree, passed: CallArgument) -> bool:
