@@ -199,10 +199,11 @@ def test_a_dimension_marked_dynamic_at_size_1_is_told_torch_kept_it_static_not_a
     assert "size of 2 or more" in advice and "torch._dynamo.decorators.mark_unbacked(tokens, 0)" in advice
     assert "torch.fx.experimental._config.backed_size_oblivious = True" in advice
 
-    # The run that marked nothing is told to mark its sizes, as before.
+    # The run that marked nothing is told to mark its sizes, each by name (`model(tokens, padded)`, line 74).
     _, unmarked = _frame()
     assert not any(g.marked for s in unmarked.steps for g in s.failed_guards)
-    assert any("torch._dynamo.mark_dynamic(tensor, dim)" in a for a in unmarked.advice)
+    assert any("torch._dynamo.mark_dynamic(tokens, 1) and torch._dynamo.mark_dynamic(tokens, 0)" in a
+               for a in unmarked.advice)
 
 
 def test_the_settled_finding_says_the_marked_size_was_1_which_torch_keeps_static():

@@ -171,8 +171,7 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
     if static:
         named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}{w}' for t, d, w in sizes[:_SIZES_LISTED])}" + (
             f"; {len(sizes) - _SIZES_LISTED} more)" if len(sizes) > _SIZES_LISTED else ")")
-        how = _mark_one(*sizes[0][:2]) if len(sizes) == 1 else "mark the dimension dynamic with " \
-            "torch._dynamo.mark_dynamic(tensor, dim)"
+        how = _mark_one(*sizes[0][:2]) if len(sizes) == 1 else _mark_several(sizes, "mark the dimensions dynamic")
         before = "" if how.endswith("pass that name") else " before the call"  # (an expression's says where)
         return (f"Sizes change between calls{named}, and {STATIC_WORDS}: {how}{before}, or drop dynamic=False "
                 "(torch then makes a size dynamic once it changes).")
@@ -185,17 +184,38 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
     listed = "; ".join(f"{tensor} at index {dim}{where}" for tensor, dim, where in sizes[:_SIZES_LISTED])
     if len(sizes) > _SIZES_LISTED:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
-    return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
-            "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
+    return (f"Sizes change between calls ({listed}): {_mark_several(sizes, 'mark those dimensions dynamic')}, or "
+            "compile with dynamic=True.")
+
+
+def _mark_several(sizes: list[tuple[str, str, str]], mark: str) -> str:
+    """How to mark several sizes dynamic: each call in code where every tensor is a name the user can pass and all
+    are listed ("... dynamic: torch._dynamo.mark_dynamic(a, 0) and torch._dynamo.mark_dynamic(t, 0)"), else with the
+    placeholder (one expression or name of torch's among them: _mark_one's words are for one size)."""
+    calls = [_mark_call(tensor, dim) for tensor, dim, _ in sizes]
+    named = [call for call in calls if call is not None]
+    if len(named) == len(sizes) <= _SIZES_LISTED:
+        return f"{mark}: {and_list(named)}"
+    return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim)"
+
+
+def _mark_call(tensor: str, dim: str) -> str | None:
+    """torch._dynamo.mark_dynamic(t, 0) where the tensor is a name the user can pass (or an expression that reads one
+    object each time: `batch["x"]`); None otherwise."""
+    code = tensor[1:-1] if len(tensor) > 2 and tensor.startswith("`") and tensor.endswith("`") else None
+    if tensor.isidentifier() or (code is not None and _same_object_each_time(code)):
+        return f"torch._dynamo.mark_dynamic({code or tensor}, {dim})"
+    return None
 
 
 def _mark_one(tensor: str, dim: str, which: str = "the") -> str:
     """How to mark one size dynamic, in code only where the tensor is a name the user can pass
     (torch._dynamo.mark_dynamic(t, 0)); an expression their call passes (`torch.randn(n, 4)`) or a name that is no
     variable of theirs (args[0]) in words: a placeholder that looks like code (mark_dynamic(tensor, 0)) is none."""
+    call = _mark_call(tensor, dim)
+    if call is not None:
+        return f"mark {which} dimension dynamic with {call}"
     code = tensor[1:-1] if len(tensor) > 2 and tensor.startswith("`") and tensor.endswith("`") else None
-    if tensor.isidentifier() or (code is not None and _same_object_each_time(code)):
-        return f"mark {which} dimension dynamic with torch._dynamo.mark_dynamic({code or tensor}, {dim})"
     if code is not None:
         return (f"mark dimension {dim} of the tensor that {tensor} makes dynamic: torch._dynamo.mark_dynamic takes "
                 "the tensor, so give it a name before the call, mark it, and pass that name")
