@@ -21,7 +21,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 from .errors import CompilescopeError
-from .ingest.crash_files import crash_files, crash_headline, crash_record, ending, ending_said, first_pid, log_of
+from .ingest.crash_files import (crash_file_pid, crash_files, crash_headline, crash_record, ending, ending_said, first_pid,
+                                  log_of)
 from .ingest.discover import TORCH_LOG_NAME, find_logs, is_trace_log, process_parts, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
@@ -269,6 +270,33 @@ def writes_log(pid: int, log: str) -> bool:
     return False
 
 
+def holds_crash_file(pid: int, path: str) -> bool:
+    """Whether the process pid, alive, still writes its crash file at path (bytecode_capture.record_crashes): it holds
+    it open (faulthandler keeps the file until the process exits), or a `tee` it started for a capture() block does
+    (a child of pid: its tee appends to the file). As writes_log: without /proc, whether it is alive."""
+    if writes_log(pid, path):
+        return True
+    return os.path.isdir("/proc/self/fd") and any(writes_log(child, path) for child in _children(pid))
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is pid, from every /proc/N/stat (the kernel may not list a task's children); only
+    asked of a crash file whose process is alive and does not hold it itself, which is rare."""
+    found = []
+    with suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+                if int(stat[stat.rindex(b")") + 2:].split()[1]) == pid:
+                    found.append(int(name))
+            except (OSError, ValueError, IndexError):
+                continue  # (a process gone while read)
+    return found
+
+
 def process_alive(pid: int) -> bool:
     """Whether a process pid exists (one of another user's too: signalling it is refused, not unknown)."""
     if pid <= 0:
@@ -498,7 +526,7 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     result.logs = owners.ours([p for p in find_logs(trace_dir) if os.path.basename(p) not in before])
     result.joined = join_process_logs(result.logs)
     result.logs = [p for p in result.logs if os.path.exists(p)]
-    result.crashes = attach_crash_reports(trace_dir, result.logs, before)
+    result.crashes = attach_crash_reports(trace_dir, result.logs, before, mine=owners.crash_file_ours)
     return result
 
 
@@ -509,6 +537,9 @@ class _LogOwners:
     """Which of the logs new in the trace directory the program wrote: another process may write to the same
     directory meanwhile (a `TORCH_TRACE=dir python other.py`, another `compilescope run --trace-dir dir`), and its log
     is no log of this run (RUN_ENDED would say it ended while it is still written; the report could be of it).
+    The same for the crash files new there (bytecode_capture.record_crashes), by the pid in their names: another
+    run's, or a capture() block's in another process, are theirs to take (an empty one removed here while its process
+    lives would lose its crash: faulthandler writes on into the file unlinked).
 
     A log is the program's when the pid of its first record (torch's glog prefix) is the program's or one of its
     descendants' (its workers under torchrun, multiprocessing's). Descendants are known only while they run (Linux's
@@ -528,17 +559,22 @@ class _LogOwners:
 
     def look(self) -> None:
         try:
-            names = [n for n in os.listdir(self.trace_dir)
-                     if n.startswith(TORCH_LOG_NAME) and n not in self.before and n not in self.told]
+            new = [n for n in os.listdir(self.trace_dir) if n not in self.before and n not in self.told]
         except OSError:
             return
         told = {}
-        for name in names:
+        held_open: Callable[[int, str], bool]
+        for name in new:
             path = os.path.join(self.trace_dir, name)
-            pid = self._first_pid(name, path)
+            if name.startswith(TORCH_LOG_NAME):
+                pid, held_open = self._first_pid(name, path), writes_log
+            else:
+                pid, held_open = crash_file_pid(name), holds_crash_file
+                if pid is None:
+                    continue  # (neither a log nor a crash file: RUN_GOING, RUN_ENDED, the user's)
             mine = None if pid is None else self._descends(pid)
-            if mine is False and pid is not None and not writes_log(pid, path):
-                mine = None  # (a process that only shares the log's pid: a log copied in, not written here)
+            if mine is False and pid is not None and not held_open(pid, path):
+                mine = None  # (a process that only shares the pid: a file copied in, or left by a process gone)
             if mine is not None:
                 told[name] = mine
         # (a process the program left when it ended has a parent no more: what was told of it then is not kept)
@@ -593,6 +629,15 @@ class _LogOwners:
                 kept.append(log)
         return kept
 
+    def crash_file_ours(self, name: str, pid: int) -> bool:
+        """Whether the crash file name (new in the trace directory, the program ended) is of the program's processes:
+        told so while it ran, else unless pid is another process's that still writes it (holds_crash_file)."""
+        mine = self.told.get(name)
+        if mine is None:
+            path = os.path.join(self.trace_dir, name)
+            mine = pid == self.program.pid or not (process_alive(pid) and holds_crash_file(pid, path))
+        return mine
+
 
 def join_process_logs(logs: list[str]) -> list[tuple[str, list[str]]]:
     """The logs one process wrote in parts (discover.process_parts: draft_export's own log) joined into its first, in
@@ -616,13 +661,14 @@ def join_process_logs(logs: list[str]) -> list[tuple[str, list[str]]]:
 
 
 def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str] = (),
-                         pid: int | None = None) -> list[CrashReport]:
+                         pid: int | None = None, mine: Callable[[str, int], bool] | None = None) -> list[CrashReport]:
     """Each crash faulthandler wrote in trace_dir (bytecode_capture.record_crashes), appended to the log of the process
     that crashed (ingest/crash_files.py: the newest of logs with its pid) as an artifact its reader takes like any
     other, so that the log alone tells it; the empty files of the processes that did not crash are removed. Only
-    files this run made (not in before); pid: only that process's file."""
+    files this run made (not in before); pid: only that process's file; mine: only the files it says are this run's
+    processes' (given the name and its pid: _LogOwners.crash_file_ours), not those of a run beside it."""
     found = []
-    for crash in crash_files(trace_dir, set(before), pid):
+    for crash in crash_files(trace_dir, set(before), pid, mine):
         if not crash.text:
             _remove(crash.path)
             continue

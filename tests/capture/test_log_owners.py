@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,55 @@ def test_a_log_is_read_once_per_size_until_placed(tmp_path: Path, reads: list[st
     # After the program: the pid read while it ran says whose the log is, without reading it again.
     assert owners.ours([str(log)]) == [str(log)]
     assert reads == [name] * 3
+
+
+CRASH_FILE_THEN_WAITS = Path(__file__).parent / "programs" / "crash_file_then_waits.py"
+
+
+@pytest.mark.parametrize("recorder", ["run", "tee"])
+def test_a_run_takes_only_its_own_processes_crash_files(tmp_path: Path, recorder: str) -> None:
+    """Two runs share one --trace-dir: the later's program, still running, holds its (empty) crash file open when the
+    earlier's run ends. The earlier took every crash file new there since it started: it removed the empty one, and
+    the later's crash, written then into the file unlinked, was lost. Each now takes only its own processes' files, as
+    it takes their logs. recorder "tee": the later's process records as a capture() block with faulthandler already
+    on does, through a `tee` child that holds the file (bytecode_capture._CrashTee), not the process itself."""
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    runs: dict[str, runner.RunResult] = {}
+
+    def start(name: str, end: str, *how: str) -> threading.Thread:
+        argv = [sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG), f"{name}.log", str(tmp_path / f"{name}_go"), end,
+                *how]
+        thread = threading.Thread(target=lambda: runs.update({name: runner.run_program(
+            runner.Program(argv, True), str(trace_dir), output=str(tmp_path / f"{name}.txt"), timeout=120)}))
+        thread.start()
+        deadline = time.monotonic() + 60
+        while "traced" not in _read(tmp_path / f"{name}.txt") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return thread
+
+    earlier = start("earlier", "exit")
+    later = start("later", "crash", *(["tee"] if recorder == "tee" else []))
+    try:
+        crash_files = sorted(trace_dir.glob("compilescope_crash_*.txt"))
+        assert len(crash_files) == 2  # (both empty: nothing crashed yet)
+        (tmp_path / "earlier_go").touch()
+        earlier.join(120)
+        assert runs["earlier"].returncode == 0, _read(tmp_path / "earlier.txt")
+        assert [os.path.basename(log) for log in runs["earlier"].logs] == ["earlier.log"]
+        assert runs["earlier"].crashes == []
+        [later_crash_file] = trace_dir.glob("compilescope_crash_*.txt")  # (the earlier's own empty one removed)
+    finally:
+        (tmp_path / "earlier_go").touch()
+        (tmp_path / "later_go").touch()
+        later.join(120)
+    result = runs["later"]
+    assert result.signal_name == "SIGSEGV"
+    [crash] = result.crashes
+    assert crash.headline == "Segmentation fault" and crash.log == str(trace_dir / "later.log")
+    assert later_crash_file.name == f"compilescope_crash_{crash.pid}.txt" and not later_crash_file.exists()
+    assert '"name": "compilescope_crash"' in (trace_dir / "later.log").read_text()
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""

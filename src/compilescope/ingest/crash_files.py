@@ -51,6 +51,14 @@ def crash_file_name(pid: int) -> str:
     return f"{CRASH_FILE_PREFIX}{pid}.txt"
 
 
+def crash_file_pid(name: str) -> int | None:
+    """The pid a crash file's name says (the process faulthandler writes it for); None for another name."""
+    if not name.startswith(CRASH_FILE_PREFIX):  # (first: no pattern compiled for a log's name)
+        return None
+    m = CRASH_FILE.fullmatch(name)
+    return int(m[1]) if m is not None else None
+
+
 def read_crash_file(path: str) -> CrashFile | None:
     """The crash file at path; None when it is no crash file's name, not a regular file, or cannot be read."""
     read = read_local_bytes(path, CRASH_TEXT_LIMIT, cut=True, follow_links=False)
@@ -72,12 +80,14 @@ def cut_note(kept: int, size: int) -> str:
     return f"[compilescope: cut at {kept:,} bytes of {size:,}]"
 
 
-def crash_files(directory: str, skip: frozenset[str] | set[str] = frozenset(), pid: int | None = None) -> list[CrashFile]:
+def crash_files(directory: str, skip: frozenset[str] | set[str] = frozenset(), pid: int | None = None,
+                mine: Callable[[str, int], bool] | None = None) -> list[CrashFile]:
     """Every crash file of directory (by name, names in skip left out), empty ones included; pid: only that
-    process's."""
+    process's; mine: only those it says yes to (given the file's name and its pid), asked before the file is read."""
     found = []
     for name in [crash_file_name(pid)] if pid is not None else sorted(os.listdir(directory)):
-        if name in skip or not name.startswith(CRASH_FILE_PREFIX) or CRASH_FILE.fullmatch(name) is None:
+        named = None if name in skip else crash_file_pid(name)
+        if named is None or (mine is not None and not mine(name, named)):
             continue
         crash = read_crash_file(os.path.join(directory, name))
         if crash is not None:
