@@ -384,6 +384,14 @@ class EnvWords:
 
 # env's options that change nothing the run needs: they say what env does, on stderr
 _ENV_HARMLESS = ("-v", "--debug")
+# How env prints the environment when it runs no command (each line ended by NUL): with a command GNU env refuses it
+# ("cannot specify --null (-0) with command", status 125), so nothing would run
+_ENV_PRINTS_ONLY = ("-0", "--null")
+# Shells whose `-c STRING` is read for an env in it, where STRING is one simple command (shell_command)
+_SHELLS = ("sh", "bash")
+# What shlex does not split as the shell does (expansions, substitutions, escapes in double quotes, globs, comments, a
+# line end between two commands): a string holding one anywhere, quoted or not, is run as written, unread
+_SHELL_UNREAD = frozenset("$`\\*?[{~#\n")
 
 
 def _env_words(argv: list[str]) -> tuple[list[EnvWords], list[str]] | str:
@@ -423,6 +431,40 @@ def _env_words(argv: list[str]) -> tuple[list[EnvWords], list[str]] | str:
     return found, argv
 
 
+def shell_command(argv: list[str]) -> list[str] | None:
+    """The words of the one simple command that `sh -c STRING` (or bash's) runs, as the shell splits them; None where
+    argv is no such shell, or STRING holds more than one simple command (an operator: ; && | ( ), a redirection) or
+    anything shlex does not read as the shell does (_SHELL_UNREAD): such a command is run as written, unread."""
+    if len(argv) < 3 or os.path.basename(argv[0]) not in _SHELLS or argv[1] != "-c":
+        return None
+    if any(c in _SHELL_UNREAD for c in argv[2]):
+        return None
+    lexer = shlex.shlex(argv[2], posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True  # (words split at blanks and at operators only, as the shell does)
+    try:
+        words = list(lexer)
+    except ValueError:  # (a quote not closed: the shell refuses it too)
+        return None
+    if not words or any(word and not word.strip(lexer.punctuation_chars) for word in words):
+        return None  # (an operator, or a quoted word made of their characters alone: not told apart here)
+    return words
+
+
+def _all_env_words(argv: list[str]) -> list[EnvWords] | str:
+    """Every `env` of argv (_env_words): those before its command and, where that command is a simple `sh -c`
+    (shell_command), those of the command the shell runs, in turn; or the first option of one not understood here."""
+    found: list[EnvWords] = []
+    while True:
+        words = _env_words(argv)
+        if isinstance(words, str):
+            return words
+        found += words[0]
+        inner = shell_command(words[1])
+        if inner is None:
+            return found
+        argv = inner
+
+
 def env_prefix(argv: list[str]) -> tuple[list[EnvWords], list[str]] | None:
     """The `env [-i] [-u NAME] [-C DIR] [-v] [NAME=VALUE]... COMMAND...` before the command argv runs, one for each env
     (`env A=b env -i ...`), and that command; ([], argv) where it is no env; None where an option of env is not
@@ -437,16 +479,21 @@ def check_env_prefix(argv: list[str], names: Collection[str] = TRACING_VARIABLES
     compilescope records), before anything runs. Refused, not overridden: the command asks for it in so many words.
     (Its -i is no such thing: the variables are given again after it, run_argv.) Refused too: an option of env not
     understood here (what it does to the environment is not known), and -C where chdir is False (diagnose, which reads
-    and runs the program from folders of its own)."""
-    found = _env_words(argv)
+    and runs the program from folders of its own). The env of a simple `sh -c` command is checked too (shell_command)."""
+    found = _all_env_words(argv)
+    if isinstance(found, str) and found in _ENV_PRINTS_ONLY:
+        raise CompilescopeError(f"the program's `env {found}` only says how env prints the environment, and env refuses "
+                                "it before a command (it would run nothing); remove it from the command")
     if isinstance(found, str):
         raise CompilescopeError(f"the program's `env {found}` is an option of env compilescope cannot follow (it keeps "
                                 "what tracing needs through env's -i, -u, -v, -C and NAME=VALUE only); remove it from "
                                 "the command")
-    for words in found[0]:
+    for words in found:
         if words.chdir is not None and not chdir:
-            raise CompilescopeError(f"the program's `env` runs it in {words.chdir} (-C), which diagnose cannot follow: "
-                                    "run diagnose from that folder instead")
+            raise CompilescopeError(f"the program's `env` runs it in {words.chdir} (-C), which diagnose cannot follow "
+                                    "(it reads the program's file from the folder it is run in, and runs its accuracy "
+                                    "and minifier stages from folders of its own, which -C would leave): run diagnose "
+                                    "from that folder instead, without -C")
         for name, word, unsets in [*((name, word, True) for name, word in words.unsets),
                                    *((word.partition("=")[0], word, False) for word in words.assignments)]:
             if name in names:
@@ -461,12 +508,26 @@ def run_argv(argv: list[str], env: dict[str, str], names: Collection[str] = (), 
     command would drop them: its PYTHONPATH=VALUE keeps CHILD_DIR first (the bytecode hook loads); its -i, or -u of
     PYTHONPATH or of the cache, has them given again after its options (a user who clears the environment clears it
     for the program, not for the tracer); its cache setting gives way to compilescope's (fresh_cache: env names one).
-    names: the others compilescope sets, which the command may not touch (check_env_prefix). argv itself where it is
-    no env."""
+    names: the others compilescope sets, which the command may not touch (check_env_prefix). The env of a simple
+    `sh -c` command is kept so too, in the shell's string (shell_command). argv itself where it has no env."""
     check_env_prefix(argv, [*TRACING_VARIABLES, *names])
+    return _kept_for_tracing(argv, env, names, fresh_cache)
+
+
+def _kept_for_tracing(argv: list[str], env: dict[str, str], names: Collection[str], fresh_cache: bool) -> list[str]:
+    """run_argv of a command check_env_prefix accepted; a simple `sh -c` command's string (shell_command) rewritten
+    in turn, where its env changes."""
     found = env_prefix(argv)
-    if not found or not found[0]:
+    if not found:
         return argv
+    command = found[1]
+    inner = shell_command(command)
+    if inner is not None:
+        kept_inner = _kept_for_tracing(inner, env, names, fresh_cache)
+        if kept_inner != inner:
+            command = [*command[:2], shlex.join(kept_inner), *command[3:]]
+    if not found[0]:
+        return command
     caches = _CACHE_VARIABLES if fresh_cache else ()  # (else the user's own, inherited: none of compilescope's)
     ours = {name: env[name] for name in (*TRACING_VARIABLES, *caches, *names) if name in env}
     ours["PYTHONPATH"] = CHILD_DIR
@@ -484,7 +545,7 @@ def run_argv(argv: list[str], env: dict[str, str], names: Collection[str] = (), 
                 word = f"{name}={env[name]}"
             assignments.append(word)
         kept += [*words.options, *assignments]
-    return [*kept, *found[1]]
+    return [*kept, *command]
 
 
 def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeout: float | None = None,

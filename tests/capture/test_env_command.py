@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 
 import pytest
@@ -108,7 +109,6 @@ def test_a_command_that_moves_or_drops_the_trace_is_refused_before_it_runs(tmp_p
 
 @pytest.mark.parametrize(("command", "words", "option"), [
     ("run", ["env", "-v", "-S", "-i A=b"], "-S"),  # (its words split: what they do to the environment, not known here)
-    ("run", ["env", "-0", "-i"], "-0"),
     ("run", ["env", "--block-signal", "-i"], "--block-signal"),
     ("run", ["env", "-iu", "TORCH_TRACE"], "-iu"),  # (letters joined)
     ("diagnose", ["env", "-S", "-i A=b"], "-S"),
@@ -125,6 +125,24 @@ def test_an_env_option_compilescope_cannot_follow_is_refused_before_it_runs(tmp_
     assert not ran.exists() and not (tmp_path / "compilescope_traces").exists() and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("command", "words", "option"), [
+    ("run", ["env", "-0", "-i"], "-0"),
+    ("run", ["env", "A=b", "env", "--null"], "--null"),
+    ("diagnose", ["env", "-0"], "-0"),
+])
+def test_an_env_that_would_refuse_the_command_is_refused_saying_so(tmp_path, command, words, option):
+    """-0 (--null) only says how env prints the environment when it runs no command; GNU env refuses it before one
+    (status 125, nothing runs). It was refused here as an option compilescope cannot follow, which it is not: the line
+    now says what it is."""
+    ran = tmp_path / "ran"
+    proc = compilescope(command, "--no-browser", "-o", tmp_path / "out", "--", *words, PY, "-c",
+                        f"open({str(ran)!r}, 'w').close()", cwd=tmp_path, timeout=120)
+    assert proc.returncode != 0
+    [line] = proc.stderr.strip().splitlines()
+    assert f"`env {option}` only says how env prints the environment, and env refuses it before a command" in line
+    assert not ran.exists() and not (tmp_path / "compilescope_traces").exists() and not (tmp_path / "out").exists()
+
+
 def test_diagnose_refuses_an_env_that_runs_the_program_elsewhere(tmp_path):
     """diagnose reads the program's file and runs it from folders of its own: env's -C it cannot follow, so it says
     so before the first stage (run follows it: test_the_commands_env_keeps_what_tracing_needs)."""
@@ -135,6 +153,8 @@ def test_diagnose_refuses_an_env_that_runs_the_program_elsewhere(tmp_path):
     assert proc.returncode != 0
     [line] = proc.stderr.strip().splitlines()
     assert "runs it in sub (-C), which diagnose cannot follow" in line
+    # (and why, in the same line)
+    assert "runs its accuracy and minifier stages from folders of its own" in line and "without -C" in line
     assert not ran.exists() and not (tmp_path / "out").exists()
 
 
@@ -163,3 +183,52 @@ def test_a_pythonpath_compilescope_adds_keeps_the_hooks_folder_first(tmp_path):
     assert result.returncode == 0, output.read_text()
     seen = json.loads(output.read_text().splitlines()[-1])
     assert (seen["PYTHONPATH"], seen["sitecustomize"]) == ([CHILD_DIR, "lib"], CHILD_DIR)
+
+
+def _shell_seen(command: str, tmp_path) -> dict:
+    """What the program of `run -- sh -c COMMAND` saw (SHOW_ENV, as show_env.py in tmp_path, its working folder)."""
+    (tmp_path / "show_env.py").write_text(SHOW_ENV)
+    (tmp_path / "traces").mkdir()
+    output = tmp_path / "output.txt"
+    result = run_program(Program(["sh", "-c", command], False), str(tmp_path / "traces"), output=str(output),
+                         timeout=60, cwd=str(tmp_path))
+    assert result.returncode == 0, output.read_text()
+    return json.loads(output.read_text().splitlines()[-1])
+
+
+@pytest.mark.parametrize("command", [
+    f"env -i A=b {shlex.quote(PY)} show_env.py",
+    f"env -u PYTHONPATH env A=b {shlex.quote(PY)} show_env.py extra 'quoted word'",  # (two envs: each read)
+])
+def test_the_env_of_a_simple_sh_c_command_keeps_what_tracing_needs(monkeypatch, tmp_path, command):
+    """`run -- sh -c "env -i python x.py"`: the env inside the shell's string was not seen, and its -i dropped what
+    tracing needs (no log, no reason said). A string that is one simple command is read (shlex) and rewritten."""
+    monkeypatch.setenv("PYTHONPATH", "theirs")
+    for name in ("TORCH_TRACE", "TORCH_DTRACE", "A"):
+        monkeypatch.delenv(name, raising=False)
+    seen = _shell_seen(command, tmp_path)
+    assert (seen["PYTHONPATH"], seen["sitecustomize"], seen["A"]) == ([CHILD_DIR], CHILD_DIR, "b")
+    assert (seen["TORCH_TRACE"], seen["COMPILESCOPE_BYTECODE_HOOK"]) == (str(tmp_path / "traces"), "1")
+
+
+def test_an_sh_c_string_of_more_than_one_command_is_run_as_written(monkeypatch, tmp_path):
+    """A string that is not one simple command (here two, with `;`) is not read: run as written, and not refused."""
+    monkeypatch.delenv("TORCH_TRACE", raising=False)
+    seen = _shell_seen(f"env -i {shlex.quote(PY)} show_env.py; true", tmp_path)
+    assert seen["TORCH_TRACE"] is None and seen["sitecustomize"] != CHILD_DIR  # (env -i as the user wrote it)
+
+
+@pytest.mark.parametrize(("command", "said"), [
+    ("run", "`env TORCH_TRACE=elsewhere` sets TORCH_TRACE"),
+    ("diagnose", "`env TORCH_TRACE=elsewhere` sets TORCH_TRACE"),
+])
+def test_an_sh_c_command_whose_env_moves_the_trace_is_refused_before_it_runs(tmp_path, command, said):
+    """The env inside a simple `sh -c` string is checked as one before the command (it ran, its log elsewhere)."""
+    ran = tmp_path / "ran"
+    (tmp_path / "touch.py").write_text(f"open({str(ran)!r}, 'w').close()\n")
+    proc = compilescope(command, "--no-browser", "-o", tmp_path / "out", "--", "sh", "-c",
+                        f"env TORCH_TRACE=elsewhere {shlex.quote(PY)} touch.py", cwd=tmp_path, timeout=120)
+    assert proc.returncode != 0
+    [line] = proc.stderr.strip().splitlines()
+    assert said in line and "remove it from the command" in line
+    assert not ran.exists() and not (tmp_path / "compilescope_traces").exists() and not (tmp_path / "out").exists()
