@@ -1,5 +1,7 @@
 """--export against tlparse 0.4.3: the same issues, in the same order, and the same exported program."""
 
+import json
+
 import pytest
 
 from ..conftest import peer, run_cli
@@ -68,3 +70,41 @@ def test_guard_on_data_dependent_error_is_listed_though_tlparse_ignores_it(tmp_p
     assert theirs == []
     rows = issue_rows(ours(log, tmp_path / "cs"))
     assert [r[0] for r in rows] == ["Data Dependent Error"] and "Eq(u0, 1)" in rows[0][1]
+
+
+def tlparse_files(out):
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+
+
+def our_directory(out):
+    return [a["url"] for entry in json.loads((out / "compile_directory.json").read_text()).values()
+            for a in entry["artifacts"]]
+
+
+@pytest.mark.parametrize("log", ["export.log", "export_guard_added.log", "several"])
+def test_export_files_are_numbered_as_tlparse_numbers_them(log, tmp_path):
+    # Under --export tlparse numbers the exported programs' files and the pages of the guards it shows
+    # (symbolic_guard_information_N.html: an evaluated guard_added, a propagate_real_tensors_provenance) with one
+    # counter over the whole log, in log order: export.log's program, after its one issue, is exported_program_1.txt.
+    if log == "several":
+        path = draft_export_log(tmp_path / "several.log", [
+            unbacked(10, "u0"),
+            expression(12, "Eq(u0 + 1, 3)", "eq", ["u0 + 1", "3"], [10]),
+            guard("Eq(u0 + 1, 3)", "eval", 12),
+            guard("u0 + 1 >= 0", "runtime_assert", 12),  # no page, for either tool
+            {"exported_program": {}},  # (an empty program: a file all the same)
+            data_dependent("Eq(u0 + 1, 3)", "True", 12),
+            {"missing_fake_kernel": {"op": "mylib.foo.default"}},  # no page
+            {"guard_on_data_dependent_error": {"expr": "Eq(u0, 1)", "unhinted_expr": "Eq(u0, 1)", "expr_id": 5}},
+            guard("Ne(u0, 2)", "eval", 12),
+        ])
+    else:
+        path = peer(log)
+    tlparse_export(path, tmp_path / "tl")
+    ours(path, tmp_path / "cs", "--export")
+    theirs = [f for f in tlparse_files(tmp_path / "tl") if f != "index.html"]
+    assert theirs and set(theirs) <= set(tlparse_files(tmp_path / "cs"))
+    # compile_directory.json (which tlparse does not write under --export) names the programs' files by those names
+    assert our_directory(tmp_path / "cs") == [f for f in theirs if "/exported_program_" in f]
+    if log == "export.log":
+        assert theirs == ["-_-_-_-/exported_program_1.txt", "-_-_-_-/symbolic_guard_information_0.html"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -210,6 +210,18 @@ class StrictExportTrace:
                 "compile_ids": self.compile_ids, "artifacts": [a.file_number for a in self.artifacts]}
 
 
+# The issues tlparse --export writes a page for (symbolic_guard_information_N.html); the guard_added among the issues
+# are the evaluated ones (the others are other_guards).
+GUARD_PAGE_KINDS = ("guard_added", "propagate_real_tensors_provenance")
+
+
+class ExportNumbers(NamedTuple):
+    """ExportReport.numbered_as_tlparse: the number in each file's name under --export."""
+
+    programs: dict[int, int]  # an exported program's Artifact.number -> its number
+    guard_pages: list[tuple[ExportIssue, int]]  # each issue tlparse writes a page for, and its page's number
+
+
 @dataclass
 class ExportReport:
     """What the log's torch.export events say: issues found, guards, exported programs and symbols."""
@@ -237,6 +249,21 @@ class ExportReport:
     def success(self) -> bool:
         """Draft export ran (it logged a program) and found nothing."""
         return not self.issues and bool(self.exported_programs)
+
+    def numbered_as_tlparse(self) -> ExportNumbers:
+        """The numbers tlparse 0.4.3 gives under --export: one counter over the whole log (lib.rs output_count, for
+        every compile id), in log order, taken by each exported program's file and by the page of each guard it shows
+        (symbolic_guard_information_N.html: an evaluated guard_added, a propagate_real_tensors_provenance; no other
+        file is written under --export). export.log's program, logged after its one issue, is exported_program_1.txt."""
+        paged = [(issue.lineno, 1, issue) for issue in self.issues if issue.kind in GUARD_PAGE_KINDS]
+        programs = [(a.lineno, 0, a) for a in self.exported_programs]
+        numbers = ExportNumbers({}, [])
+        for n, (_, _, item) in enumerate(sorted(paged + programs, key=lambda t: (t[0], t[1]))):
+            if isinstance(item, ExportIssue):
+                numbers.guard_pages.append((item, n))
+            else:
+                numbers.programs[item.number] = n
+        return numbers
 
     def to_json(self) -> dict[str, Any]:
         return {

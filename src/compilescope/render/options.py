@@ -23,6 +23,9 @@ class ReportOptions:
     custom_header_html: str = ""  # trusted: the user passed it on the command line
     verbose: bool = False
     export: bool = False  # -e: the Draft Export Report is the index (render/html/export.py)
+    # With export: the number in each exported program's file name, by its Artifact.number, as tlparse numbers it
+    # (ExportReport.numbered_as_tlparse; set by render/report.py from the results). A tuple: options stay hashable.
+    export_program_numbers: tuple[tuple[int, int], ...] = ()
     # A report that is one of several (the demo's, a batch's): every page links back to the page listing them.
     up_url: str | None = None  # relative to the report's root, e.g. "../index.html"
     up_label: str = ""  # what that page is, e.g. "demo"
@@ -41,6 +44,10 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
 def artifact_file_name(artifact: Artifact, options: ReportOptions) -> str:
     """The name of the file written for an artifact: with -p, output code is a .txt file, not a page."""
     filename = artifact.filename
+    if options.export and artifact.kind == "exported_program":
+        for number, tlparse_number in options.export_program_numbers:  # (a log has one or a few)
+            if number == artifact.number:
+                return f"{safe_stem(artifact.name)}_{tlparse_number}.{artifact.ext}"
     if options.plain_text and artifact.display == CODE and artifact.ext == "html":
         return filename[: -len(".html")] + ".txt"
     return filename

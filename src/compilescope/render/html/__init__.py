@@ -29,7 +29,7 @@ from ..options import LineLink, ReportOptions, artifact_file_name, artifact_url,
 from .env import ENV, custom_header, page_script_src, preload_templates, prism_script_src
 
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
-from .export import COMPILE_INDEX, render_export_index, wants_export_index
+from .export import COMPILE_INDEX, guard_pages, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
 from .rows import artifact_items_html, artifact_link_html, block_escaped, code_text, frame_html, metric_rows_html, stack_list_html
 from .runtime import runtime_files
@@ -189,6 +189,8 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
         yield COMPILE_INDEX, _index(page)
     else:
         yield "index.html", _index(page)
+    if options.export:
+        yield from guard_pages(page)
     yield "failures_and_restarts.html", later(lambda: _failures(page))
     for entry in trace.compiles.values():
         root = "../"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
+
+from ...model.trace import NO_COMPILE_ID_DIR
 
 from .env import custom_header
 
@@ -39,3 +41,13 @@ def render_export_index(page: Any) -> str:
         n_problems=stats.parse_problems,
         **custom_header(page.options.custom_header_html),
     )
+
+
+def guard_pages(page: Any) -> Iterator[tuple[str, str]]:
+    """Under --export, tlparse's page for each guard it shows (symbolic_guard_information_N.html, in the directory of
+    the guard's compile id), numbered as it numbers them: the issue's details, as the export index shows them."""
+    listed_as = {id(issue): n for n, issue in enumerate(page.results.export.issues, 1)}  # (its number on the index)
+    for issue, number in page.results.export.numbered_as_tlparse().guard_pages:
+        directory = issue.compile_id.dir_name() if issue.compile_id else NO_COMPILE_ID_DIR
+        yield (f"{directory}/symbolic_guard_information_{number}.html",
+               page.render("symbolic_guard.html", "../", issue=issue, index=listed_as[id(issue)]))
