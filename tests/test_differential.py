@@ -379,6 +379,28 @@ def test_provenance_pages_are_under_provenance(tmp_path):
     assert (tmp_path / "cs" / "provenance" / "-_0_0_0.json").is_file()
 
 
+
+@pytest.mark.parametrize("name", ["inductor_provenance_jit_log.txt", "comp_metrics.log", "export.log"])
+def test_inductor_provenance_writes_a_page_for_every_compile_directory_as_tlparse_does(name, tmp_path):
+    # -i: tlparse writes a provenance page for each entry of compile_directory.json, an empty one where the log has
+    # nothing to map (export.log's [-/-], every compile of comp_metrics.log); ours are the same pages under our names
+    # (provenance/<compile dir>.html; tlparse names the directory of records without a compile id "(unknown)", ours
+    # -_-_-_-, as for its files), and an empty one says so.
+    log = peer(name)
+    theirs = run_tlparse(log, tmp_path / "tl", "-i")
+    ours = report(log, tmp_path / "cs", "-i")
+    their_pages = {p.name[len("provenance_tracking_"):-len(".html")].replace("(unknown)", "-_-_-_-")
+                   for p in (tmp_path / "tl").glob("provenance_tracking_*.html")}
+    our_pages = {p.stem for p in (tmp_path / "cs" / "provenance").glob("*.html")}
+    assert our_pages == their_pages and len(our_pages) == len(theirs) == len(ours)
+    mapped = {p.stem for p in (tmp_path / "cs" / "provenance").glob("*.json")}
+    assert mapped < our_pages
+    for stem in our_pages - mapped:
+        assert "nothing to map" in (tmp_path / "cs" / "provenance" / f"{stem}.html").read_text()
+    # Without -i, as before: a page only where there is something to map.
+    report(log, tmp_path / "plain")
+    assert {p.stem for p in (tmp_path / "plain" / "provenance").glob("*.html")} == mapped
+
 def test_restart_reasons_are_escaped(tmp_path):
     # The print() graph break's reason names "<class 'torch._dynamo...'>": tlparse emits it raw.
     log = torch213("graph_breaks.log")

@@ -30,7 +30,8 @@ def add_report_arguments(
     parser.add_argument("-v", "--verbose", action="store_true", help="print parse statistics and every problem")
     parser.add_argument(
         "-i", "--inductor-provenance", action="store_true",
-        help="accepted for tlparse compatibility: provenance is shown whenever the log has it",
+        help=("provenance is shown whenever the log has it; with -i, as with tlparse, every compile id has a "
+              "provenance page, one saying there is nothing to map where the log has none"),
     )
     parser.add_argument(
         "-e", "--export", action="store_true",
@@ -74,4 +75,5 @@ def report_options(args: argparse.Namespace) -> ReportOptions:
         custom_header_html=getattr(args, "custom_header_html", ""),
         verbose=getattr(args, "verbose", False),
         export=getattr(args, "export", False),
+        inductor_provenance=getattr(args, "inductor_provenance", False),
     )

@@ -23,6 +23,9 @@ class ReportOptions:
     custom_header_html: str = ""  # trusted: the user passed it on the command line
     verbose: bool = False
     export: bool = False  # -e: the Draft Export Report is the index (render/html/export.py)
+    # -i: a provenance page for every compile directory, as tlparse writes, an empty one saying so where there is
+    # nothing to map (without it, pages only where there is something to map)
+    inductor_provenance: bool = False
     # With export: the number in each exported program's file name, by its Artifact.number, as tlparse numbers it
     # (ExportReport.numbered_as_tlparse; set by render/report.py from the results). A tuple: options stay hashable.
     export_program_numbers: tuple[tuple[int, int], ...] = ()

@@ -44,13 +44,16 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ...lazy_regex import lazy_compile
 from ...model.ids import CompileId
 from ...model.payloads import PayloadRef
 from ...model.records import dataclass
 from ..user_locations import is_python_library_file, is_toolchain_file
+
+if TYPE_CHECKING:
+    from ...model.trace import Compile, Trace
 
 KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
 
@@ -342,6 +345,14 @@ class Provenance:
 
     compiles: dict[CompileId | None, CompileProvenance] = field(default_factory=dict)
     kernels: dict[int, list[KernelTrace]] = field(default_factory=dict)  # stack traces artifact number -> kernels
+
+    def unmapped(self, trace: Trace) -> list[Compile]:
+        """The compiles of the trace with nothing to map (no node mappings, graphs or code to map lines of), in
+        compile_directory.json's order: tlparse -i writes an empty provenance page for each, one for each entry (two
+        compiles with one directory, as compile_directory.json has them: one)."""
+        mapped = {found.dir_name for found in self.compiles.values()}
+        by_dir = {entry.dir_name: entry for entry in trace.sorted_compiles() if entry.dir_name not in mapped}
+        return list(by_dir.values())
 
     def to_json(self) -> dict[str, Any]:
         return {c.dir_name: c.to_json() for c in self.compiles.values()}

@@ -52,6 +52,9 @@ def provenance_files(page: Page) -> Iterator[tuple[str, str | bytes | Iterator[b
         base = provenance_url(found.dir_name)[: -len(".html")]
         yield f"{base}.html", _provenance_page(page, entry, found)
         yield f"{base}.json", _provenance_json(found)
+    if page.options.inductor_provenance:  # (-i) tlparse's page for every compile directory, saying so where empty
+        for entry in page.results.provenance.unmapped(page.trace):
+            yield provenance_url(entry.dir_name), page.render("provenance_empty.html", "../", c=entry)
 
 
 def _provenance_json(found: CompileProvenance) -> Iterator[bytes]:
