@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..conftest import run_cli, torch213
+from ..conftest import peer, run_cli, torch213
 
 
 def test_layout_of_a_recorded_log(tmp_path):
@@ -207,3 +207,20 @@ def test_the_transformed_code_names_graph_files_only_where_some_are_written(tmp_
     named = [p.name for p in out.glob("__transformed_code_*") if "is this compile's graph: the files __compiled_fn_"
              in p.read_text()]
     assert len(named) == 3
+
+
+def test_an_exported_program_whose_md5_does_not_match_is_dumped_whole(tmp_path):
+    """The peer export.log's ExportedProgram (line 60) has an md5 that is not its payload's: the report keeps it as
+    payloads/<md5>-L60.txt (by the envelope's line, so a forged md5 names no other payload), and dump-src writes it
+    all the same, the whole program as read."""
+    log = peer("export.log")
+    assert run_cli("dump-src", log, tmp_path / "dump") == 0
+    assert run_cli(log, "-o", tmp_path / "report", "--no-browser") == 0
+    (kept,) = (tmp_path / "report" / "payloads").glob("*-L60.txt")
+    program = kept.read_text()
+    assert program.startswith("ExportedProgram:") and (tmp_path / "report" / "-_-_-_-" / "exported_program_0.txt").read_text() == program
+    source = (tmp_path / "dump" / "__exported_program Exported program 0.py").read_text()
+    ast.parse(source)
+    graph, _, rest = program.partition("\nGraph signature:")
+    assert all(line.strip() in source for line in graph.splitlines()[1:] if line.strip())
+    assert "\n# Graph signature:" + rest.replace("\n", "\n# ") + "\n" in source
