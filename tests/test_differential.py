@@ -401,6 +401,22 @@ def test_inductor_provenance_writes_a_page_for_every_compile_directory_as_tlpars
     report(log, tmp_path / "plain")
     assert {p.stem for p in (tmp_path / "plain" / "provenance").glob("*.html")} == mapped
 
+
+@pytest.mark.parametrize("origin,name", [("peer", "artifacts.log"), ("torch213", "cache_warm.log"),
+                                         ("peer", "inductor_provenance_jit_cuda_log.txt"),
+                                         ("cuda211", "train_break_recompile.log.gz")])
+def test_json_artifacts_have_tlparses_bytes(origin, name, tmp_path):
+    # A JSON artifact's file (fx_graph_cache_hash_N.json, node mappings, cache misses...) is the payload re-indented as
+    # tlparse writes it (serde_json's to_string_pretty of a Value: keys sorted, two spaces), byte for byte: a script
+    # that diffs or hashes tlparse's files gets the same from ours. (They held the log's key order.)
+    log = log_path(origin, name, tmp_path)
+    theirs = run_tlparse(log, tmp_path / "tl")
+    report(log, tmp_path / "cs")
+    urls = [a["url"] for entry in theirs.values() for a in entry["artifacts"] if a["url"].endswith(".json")]
+    assert urls
+    for url in urls:
+        assert (tmp_path / "cs" / url).read_bytes() == (tmp_path / "tl" / url).read_bytes(), url
+
 def test_restart_reasons_are_escaped(tmp_path):
     # The print() graph break's reason names "<class 'torch._dynamo...'>": tlparse emits it raw.
     log = torch213("graph_breaks.log")

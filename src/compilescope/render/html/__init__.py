@@ -330,8 +330,9 @@ def _artifact(page: Page, entry: Compile, artifact: Artifact) -> Iterable[bytes]
 
 
 def _pretty_json(text: str) -> bytes | str:
+    """The payload as tlparse writes it (serde_json's to_string_pretty of a Value, whose maps sort their keys)."""
     try:
-        return orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2)
+        return orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     except (orjson.JSONDecodeError, TypeError):
         return text  # keep what the log had, even if it is not JSON (or too deeply nested)
 
