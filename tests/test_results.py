@@ -271,17 +271,20 @@ ADDED_IN_19 = {
     "analyses.dynamic_shapes.DynamicShapes": ("discarded_attempts",),
     "analyses.caches.CompileCache": ("label", "names_package"),
 }
+ADDED_IN_20 = {
+    "analyses.export.ExportIssue": ("tlparse_reads",),
+}
 
 
 def _as_version_9(value):
-    """A saved document as version 9 saved it: without the fields versions 10 to 19 added."""
+    """A saved document as version 9 saved it: without the fields versions 10 to 20 added."""
     if isinstance(value, list):
         return [_as_version_9(v) for v in value]
     if not isinstance(value, dict):
         return value
     dropped = sum((added.get(value.get("$t"), ()) for added in (ADDED_IN_10, ADDED_IN_11, ADDED_IN_12, ADDED_IN_13,
                                                                     ADDED_IN_14, ADDED_IN_15, ADDED_IN_16,
-                                                                    ADDED_IN_17, ADDED_IN_18, ADDED_IN_19)), ())
+                                                                    ADDED_IN_17, ADDED_IN_18, ADDED_IN_19, ADDED_IN_20)), ())
     return {k: _as_version_9(v) for k, v in value.items() if k not in dropped}
 
 

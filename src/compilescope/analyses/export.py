@@ -105,6 +105,10 @@ class ExportIssue:
     traced_at: UserLocation | None = None
     export_call: UserLocation | None = None
     exporter: str | None = None
+    # tlparse 0.4.3 reads the record: it drops a whole record with a frame local, symbol or symbol_to_sources value
+    # that is not a string (torch 2.13 logs a local as a list of its flattened values), so that issue takes no number
+    # and has no page of tlparse's under --export (ExportReport.numbered_as_tlparse)
+    tlparse_reads: bool = True
 
     @property
     def anchor(self) -> str:
@@ -143,6 +147,7 @@ class ExportIssue:
             "framework_stack": [f.to_json() for f in self.framework_stack],
             "loc": self.loc, "locals": self.locals, "symbols": self.symbols,
             "symbol_to_sources": self.symbol_to_sources, "expr_node_id": self.expr_node_id,
+            "tlparse_reads": self.tlparse_reads,
             "provenance": [n.to_json() for n in self.provenance], "provenance_truncated": self.provenance_truncated,
             "traced_at": self.traced_at.to_json() if self.traced_at else None,
             "export_call": self.export_call.to_json() if self.export_call else None, "exporter": self.exporter,
@@ -254,8 +259,9 @@ class ExportReport:
         """The numbers tlparse 0.4.3 gives under --export: one counter over the whole log (lib.rs output_count, for
         every compile id), in log order, taken by each exported program's file and by the page of each guard it shows
         (symbolic_guard_information_N.html: an evaluated guard_added, a propagate_real_tensors_provenance; no other
-        file is written under --export). export.log's program, logged after its one issue, is exported_program_1.txt."""
-        paged = [(issue.lineno, 1, issue) for issue in self.issues if issue.kind in GUARD_PAGE_KINDS]
+        file is written under --export; not for a record tlparse cannot read, ExportIssue.tlparse_reads). export.log's
+        program, logged after its one issue, is exported_program_1.txt."""
+        paged = [(issue.lineno, 1, issue) for issue in self.issues if issue.kind in GUARD_PAGE_KINDS and issue.tlparse_reads]
         programs = [(a.lineno, 0, a) for a in self.exported_programs]
         numbers = ExportNumbers({}, [])
         for n, (_, _, item) in enumerate(sorted(paged + programs, key=lambda t: (t[0], t[1]))):
@@ -403,7 +409,19 @@ def _issue(event: ExportEvent) -> ExportIssue | None:
     node_id = m.get("expr_node_id", m.get("expr_id"))
     if _is_id(node_id):
         issue.expr_node_id = node_id
+    issue.tlparse_reads = _tlparse_reads(m)
     return issue
+
+
+def _tlparse_reads(m: dict[str, Any]) -> bool:
+    """Whether tlparse 0.4.3 reads a guard's record (types.rs: frame_locals' locals and symbols map a name to a string
+    or null, symbol_to_sources to a string); a record it cannot read it drops whole ("Failed to parse metadata JSON")."""
+    frame_locals = m.get("frame_locals")
+    maps = [(m.get("symbol_to_sources"), False)]
+    if isinstance(frame_locals, dict):
+        maps += [(frame_locals.get("locals"), True), (frame_locals.get("symbols"), True)]
+    return all(not isinstance(values, dict) or all(type(v) is str or (v is None and nullable) for v in values.values())
+               for values, nullable in maps)
 
 
 class _ExprIndex:

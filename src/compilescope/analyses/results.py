@@ -36,10 +36,10 @@ RESULTS_FORMAT = "compilescope.results"
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 19
+RESULTS_VERSION = 20
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "4c1cfe603ac2cd3a"
+RESULTS_FINGERPRINT = "2860ea40bb483671"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -89,6 +89,8 @@ RESULTS_ADDED = {
         "listed as its compilation's (DynamicShapes.discarded_attempts); each cache row's label as the table, prose "
         "and bypass reasons name it, a restarted attempt's told apart (CompileCache.label, .names_package; "
         "Caches.compiles_by_reason holds those labels)",
+    20: "whether tlparse 0.4.3 reads a draft-export issue's record, which numbers the files of --export as tlparse "
+        "does (ExportIssue.tlparse_reads)",
 }
 
 
