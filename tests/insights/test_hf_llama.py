@@ -136,7 +136,7 @@ def test_the_decode_steps_input_ids_are_generates_so_the_advice_is_not_to_mark_t
         [frame] = insights(trace).recompiles.frames
     [generated] = [a for a in frame.advice if a.startswith("transformers' generate() makes the inputs")]
     # (named by the keyword generate() passed: the wrapper's `kwargs` is no name of the user's)
-    assert "(input_ids at index 1:" in generated and "kwargs[" not in generated
+    assert "(input_ids of LlamaForCausalLM's forward at index 1:" in generated and "kwargs[" not in generated
     assert 'cache_implementation=\\"static\\"' not in generated and 'cache_implementation="static"' in generated
     assert "dynamic=True" in generated
     [sizes] = [a for a in frame.advice if a.startswith("Sizes change between calls")]

@@ -169,11 +169,13 @@ def test_generates_kv_cache_that_grew_is_named_and_given_the_static_cache_fix(tm
     [cache_fix] = [a for a in wrapper.advice if "KV cache" in a]
     assert ("(past_key_values, a DynamicCache)" in cache_fix and "generate()" in cache_fix
             and 'cache_implementation="static"' in cache_fix and "dynamic=True" in cache_fix)
-    # (named as the call names it: `model(input_ids=ids)`)
-    assert ("Sizes change between calls (ids at index 1, passed in by the call at hf_gpt2_generate.py:20): mark "
-            "that dimension dynamic with torch._dynamo.mark_dynamic(ids, 1)") in " ".join(wrapper.advice)
+    # (named as the call names it: `model(input_ids=ids)`, the one call of line 20 that passes a keyword input_ids;
+    # print's and float's pass none)
+    assert ("Sizes change between calls (ids at index 1, passed in by the call at hf_gpt2_generate.py:20 as "
+            "input_ids of GPT2LMHeadModel's forward): mark that dimension dynamic with "
+            "torch._dynamo.mark_dynamic(ids, 1)") in " ".join(wrapper.advice)
     [generated] = [a for a in wrapper.advice if a.startswith("transformers' generate() makes the inputs it passes")]
-    assert "(input_ids at index 1:" in generated
+    assert "(input_ids of GPT2LMHeadModel's forward at index 1:" in generated  # (as its step and size say it)
 
     assert run_cli("summary", log) == 0
     out = re.sub(r"[\s│├└─]+", " ", capsys.readouterr().out)
@@ -432,7 +434,8 @@ def test_an_expression_a_call_split_over_lines_passes_is_said_by_its_place():
             in forward_advice)
     assert "mark_dynamic(x," not in forward_advice
     (step,) = frames["forward"].steps
-    assert step.guard.location_label == "forward's x, the first argument of the call at"
+    # (the expression is the tensor's name in every place: the advice's, the step's and the size's)
+    assert step.guard.location_label == "`torch.randn(n, 4)` (forward's x), the first argument of the call at"
     (step,) = frames["loss2"].steps
     assert (step.guard.tensor, step.guard.location_kind, step.guard.location.short) == (
         "pred", "first_use", "__init__.py:8")
@@ -543,7 +546,7 @@ def test_a_stack_line_nested_past_the_recursion_limit_is_not_read_and_does_not_s
     assert run_cli("summary", log) == 0
     assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
     (step,) = _frames(log)["forward"].steps
-    assert step.guard.location_label == "forward's target, the second argument of the call at"
+    assert step.guard.location_label == f"`{'-' * 470}t` (forward's target), the second argument of the call at"
     # A crafted line, deeper than the parser goes, and one the parser reads but ast.unparse would recurse on: untrusted
     # text, never an error.
     slot = ArgumentSlot(local_index=2, after_self=True)

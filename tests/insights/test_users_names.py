@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from compilescope.analyses.insights.analysis import insights
 from compilescope.analyses.recompiles.advice import size_advice
 from compilescope.ingest.reader import read_trace
@@ -108,9 +110,9 @@ def test_a_value_the_library_makes_names_the_function_that_made_it():
 def test_a_keyword_the_users_call_passes_is_named_by_their_variable_where_the_call_settles_it(capsys):
     # gpt2_train.py:13 is `out = cmodel(input_ids=ids, labels=ids)`: transformers' `wrapper` (frame 0), which the
     # call runs as the module's forward, takes them as its kwargs: its kwargs['input_ids'] is the user's ids, as the
-    # advice says. Forward (frame 1) is called by the wrapper's compiled code, and the log shows no line of it that
-    # settles its input_ids: torch's name stays in its step, and its size says it is forward's (the user's code
-    # may hold an input_ids of its own).
+    # advice says. Forward (frame 1) is called by the wrapper's compiled code, at its line `output = func(self,
+    # *args, **kwargs)` (the graph break's traceback): the keyword the wrapper took, passed on by name, is the user's
+    # ids too, and forward is the GPT2LMHeadModel forward the wrapper's heading names: one name in both frames.
     from ..conftest import shared
 
     log = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
@@ -125,12 +127,16 @@ def test_a_keyword_the_users_call_passes_is_named_by_their_variable_where_the_ca
     assert sizes[("L['kwargs']['input_ids'].size()[1]", ("[0/1]", "[0/1_1]"))] == (
         "ids.size()[1] (input_ids of GPT2LMHeadModel's forward)")
     (step,) = frames["forward"].steps
-    assert step.guard.location_label == "input_ids passed in by the call at"
-    assert sizes[("L['input_ids'].size()[1]", ("[1/1]", "[1/1_1]"))] == "forward's input_ids.size()[1]"
+    assert step.guard.location_label == "ids (input_ids of GPT2LMHeadModel's forward) passed in by the call at"
+    assert step.dynamic_of == "ids' dimension 1"
+    assert sizes[("L['input_ids'].size()[1]", ("[1/1]", "[1/1_1]"))] == (
+        "ids.size()[1] (input_ids of GPT2LMHeadModel's forward)")
     assert run_cli("summary", log) == 0
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "ids (input_ids of GPT2LMHeadModel's forward) passed in by the call at gpt2_train.py:13" in shown
     assert "[0/1] compiled ids' dimension 1 as dynamic (s27)" in shown
+    assert "[1/1] compiled ids' dimension 1 as dynamic (s70)" in shown
+    assert "forward's input_ids" not in shown
 
 
 def test_a_keyword_a_library_passes_on_from_its_kwargs_is_the_users_tensor(capsys):
@@ -432,3 +438,47 @@ def test_several_sizes_that_changed_are_marked_by_name(capsys):
     (advice,) = forward.advice
     assert "mark_dynamic(tensor, dim)" not in advice
     assert "torch._dynamo.mark_dynamic(a, 0) and torch._dynamo.mark_dynamic(t, 0)" in advice
+
+
+def _names_of(log, frame: str, local: str, dim: str) -> dict[str, str]:
+    """How each place of the report names the argument `local` of the frame (its code's name) whose size
+    at dim changed: the step's failed check, what the step made dynamic, the advice, the Dynamic shapes size; each
+    without what of the tensor it says (`.size()[1]`, "'s dimension 1")."""
+    with read_trace(str(log)) as trace:
+        found = insights(trace)
+    (recompiled,) = [f for f in found.recompiles.frames if f.name == frame]
+    (step,) = [s for s in recompiled.steps if s.guard.change == "size"
+               and s.guard.tensor in (local, f"kwargs['{local}']")]
+    (advice,) = [a for a in recompiled.advice if a.startswith("Sizes change between calls (")]
+    source = f"L['{local}'].size()[{dim}]" if step.guard.tensor == local else f"L['kwargs']['{local}'].size()[{dim}]"
+    compiled = step.compile_id.split("_")[0] + ("]" if "_" in step.compile_id else "")
+    (size,) = [z.source_text for z in found.dynamic_shapes.sizes if z.source == source and compiled in z.compile_ids]
+    dynamic = step.dynamic_of or ""
+    return {"step": step.guard.tensor_text or step.guard.tensor,
+            "made dynamic": dynamic.removesuffix(f"' dimension {dim}").removesuffix(f"'s dimension {dim}")
+            .removeprefix(f"dimension {dim} of "),
+            "advice": advice.removeprefix("Sizes change between calls (").split(f" at index {dim}")[0],
+            "size": (size or "").replace(f".size()[{dim}]", "", 1)}
+
+
+@pytest.mark.parametrize(("log", "frame", "local", "dim", "name", "of"), [
+    # gpt2_train.py:13, `cmodel(input_ids=ids, labels=ids)`: forward (frame 1), which transformers' wrapper runs with
+    # `func(self, *args, **kwargs)`, takes the keyword the wrapper took: the user's ids, as in the wrapper's frame.
+    # The step said input_ids, the advice mark_dynamic(ids, 1), the size "forward's input_ids.size()[1]".
+    ("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log", "forward", "input_ids", "1", "ids",
+     "input_ids of GPT2LMHeadModel's forward"),
+    # library_args.py (multiline): `cm(torch.randn(n, 4),` / `target=t)`: forward's x is the expression. The step
+    # said "forward's x, the first argument", the step's dimension and the size torch's bare x.
+    ("library_args_multiline.log.gz", "forward", "x", "0", "`torch.randn(n, 4)`", "forward's x"),
+    # library_passed.py (splat): `cm(**batch)`: forward's x is batch["x"]. The step said "forward's x, a keyword
+    # argument", the advice and the size batch["x"].
+    ("library_passed_splat.log.gz", "forward", "x", "0", '`batch["x"]`', "forward's x"),
+])
+def test_a_tensor_is_named_the_same_in_its_step_its_advice_and_its_size(log, frame, local, dim, name, of):
+    from ..conftest import shared
+
+    path = shared(log) if "/" in log else torch213(log)
+    said = _names_of(path, frame, local, dim)
+    plain = name.strip("`")  # (an expression's backticks, where `.size()[0]` follows it)
+    assert (said["made dynamic"], said["advice"], said["size"]) == (name, name, f"{plain} ({of})")
+    assert said["step"].startswith(f"{name} ({of})")  # (an expression's: ", the first argument" after it)

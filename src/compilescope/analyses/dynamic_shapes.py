@@ -28,7 +28,7 @@ from ..wording import and_list, count
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames, UsersNames
 from .installed_guards import GuardTrees
-from .passed_on import PassedOn, argument_of, unsettled_name
+from .passed_on import PassedOn, argument_name, argument_of
 from .stack_values import StackValues
 from .status import RESTARTED, attempt_words, compile_statuses, restarted_attempt_label
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
@@ -521,7 +521,7 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None,
     frames = CompiledFrames(trace)
     names = UsersNames(trace, guard_trees, frames)
     # (trees parsed only for a symbol of an argument of a library's frame: GuardTrees reads none until asked)
-    passed_on = PassedOn(trace, frames, guard_trees if guard_trees is not None else GuardTrees(trace))
+    passed_on = PassedOn(trace, frames, guard_trees if guard_trees is not None else GuardTrees(trace), names)
     for entry in trace.sorted_compiles():
         key = entry.key
         if compiled_dynamic(entry):
@@ -576,20 +576,16 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
         passed = passed_on.of(compile_id, compiled, local) if local else None
         if passed is None or passed.made_by is None:
             symbol.location, symbol.passed_in = caller, True
-        users = passed.users_name(local) if passed is not None else None
-        # (the user's tensor by their name, as recompiles' advice says it: t, not forward's target; Dynamo's source
-        # stays beside it. Only the argument's own size or value: an item of it, L['args'][1], is no tensor passed)
+        # (the argument in the words every place of the report uses for it, argument_name's: the user's t, not
+        # forward's target, Dynamo's source beside it; torch's name, where not settled, qualified by the frame,
+        # unless another name says it already. Only the argument's own size or value: an item of it, L['args'][1],
+        # is no tensor passed)
         function = names.function(compile_id, compiled.function) if compiled is not None else None
-        if passed is not None and users is not None:
-            symbol.source_text = f"{users}{rest} ({passed.as_argument(function, local)})"
-        elif passed is not None and passed.argument is not None and passed.argument.position is None and (
-                passed.argument.name is None):
-            # (passed by keyword as an expression, an item of the call's **batch: `batch["x"]`, as the advice says)
-            symbol.source_text = f"{passed.argument.text}{rest} ({passed.as_argument(function, local)})"
-        elif (passed is None or passed.argument is None and passed.made_by is None) and local and (
-                symbol.source_text == f"{local}{rest}") and (unsettled := unsettled_name(function, local)) is not None:
-            # (torch's name for the frame's argument, which the user's code may use for a tensor of its own)
-            symbol.source_text = f"{unsettled}{rest}"
+        named = argument_name(passed, function, local) if local else None
+        if named is not None and (named.users or symbol.source_text == f"{local}{rest}"):
+            symbol.source_text = named.said(rest)
+
+
 def _made_by(sym: dict) -> str | None:
     """The torch function that made an unbacked symbol: its Python stack's innermost ("local_scalar_dense" for
     .item(), "nonzero" for a boolean mask)."""

@@ -6,18 +6,20 @@ library's call of the frame in the traceback of the graph break that compiled it
 
 from __future__ import annotations
 
+import ast
 from typing import NamedTuple
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.payloads import PayloadRef
 from ..model.trace import Compile, Trace
-from .compiled_frames import CompiledFrames
+from ..wording import possessive
+from .compiled_frames import CompiledFrames, UsersNames
 from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
 from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_aliases, tree_argument_slot, tree_mentions,
                                tree_reads_local)
 from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code,
-                             section, traceback_frames)
+                             called_through_torch, calls_in, section, traceback_frames)
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
 
@@ -48,11 +50,15 @@ class Passed(NamedTuple):
     through: tuple[str, ...] = ()
     made_by: str | None = None
     made_at: UserLocation | None = None
+    # The frame as the report names the wrapper that ran it, passing the user's call on whole ("GPT2LMHeadModel's
+    # forward", for the forward transformers' wrapper calls with **kwargs); None: as the frame's own heading names it.
+    run_by: str | None = None
 
     def as_argument(self, function: str | None, local: str) -> str:
         """The frame's argument `local` in words, as recompiles' advice and the dynamic shapes section both say it:
         "forward's target", "loss3's target, which forward passes on"; a frame named by its model (function:
         "GPT2LMHeadModel's forward") "input_ids of GPT2LMHeadModel's forward", not a possessive of a possessive."""
+        function = self.run_by or function
         on = f", which {' and '.join(self.through)} passes on" if self.through else ""
         if function is not None and "'s " in function:
             return f"{local} of {function}{on}"
@@ -63,6 +69,62 @@ class Passed(NamedTuple):
         (`t`, for forward's target); None: the frame's own name is the user's, or the call passed an expression."""
         name = self.argument.name if self.argument is not None else None
         return None if name is None or (name == local and not self.through) else name
+
+
+class ArgumentName(NamedTuple):
+    """A frame's argument the user's call passed, as every place of one report names it (recompiles' steps and advice,
+    the dynamic shapes section; terminal, HTML and JSON alike), decided once (argument_name): name, the user's tensor
+    (`ids`; an expression their call passed, in backticks: `torch.randn(n, 4)`) or, where the log does not settle
+    which of theirs it is, torch's name qualified by the frame ("forward's x"); of: the frame's argument beside a
+    name of the user's ("input_ids of GPT2LMHeadModel's forward"), None where name is torch's own. (A NamedTuple: a
+    placement's working, never saved.)"""
+
+    name: str
+    of: str | None = None
+
+    @property
+    def users(self) -> bool:
+        """Whether name is the user's (a name or an expression of their call), not torch's qualified."""
+        return self.of is not None
+
+    @property
+    def expression(self) -> bool:
+        return self.name.startswith("`")
+
+    def said(self, rest: str = "") -> str:
+        """The argument, or what of it (rest: ".size()[1]"), with its qualifier: "ids.size()[1] (input_ids of
+        GPT2LMHeadModel's forward)", "forward's x.size()[0]"; an expression's backticks kept only where it stands
+        alone."""
+        name = self.name[1:-1] if rest and self.expression else self.name
+        return f"{name}{rest} ({self.of})" if self.of is not None else f"{name}{rest}"
+
+    def dimension(self, dim: str) -> str:
+        """A dimension of it, as a recompile step says what it made dynamic (its failed check's line, just above,
+        qualifies the name): "ids' dimension 1"; "dimension 0 of forward's x", of `batch["x"]`, where a possessive
+        would read as another tensor's."""
+        if self.users and not self.expression:
+            return f"{possessive(self.name)} dimension {dim}"
+        return f"dimension {dim} of {self.name}"
+
+
+def argument_name(passed: Passed | None, function: str | None, local: str) -> ArgumentName | None:
+    """The one name of the argument `local` of a library's frame, placed at the user's call that passed it in (a
+    frame the report names function: "forward", "GPT2LMHeadModel's forward"), for every place that says it: where
+    passed (PassedOn.of) settles the user's tensor, theirs (`t`, qualified "forward's target"); where it settles an
+    expression, its text; where it settles nothing, torch's name qualified by the frame (unsettled_name). None where
+    torch's name stays as it is: the user's own (the call passed `x` as x), a value the library made (passed.made_by),
+    or no variable's (args[0])."""
+    if passed is not None and passed.made_by is not None:
+        return None
+    if passed is None or passed.argument is None:
+        unsettled = unsettled_name(function, local)
+        return ArgumentName(unsettled) if unsettled is not None else None
+    users = passed.users_name(local)
+    if users is not None:
+        return ArgumentName(users, passed.as_argument(function, local))
+    if passed.argument.name is not None:
+        return None
+    return ArgumentName(f"`{passed.argument.text}`", passed.as_argument(function, local))
 
 
 def unsettled_name(function: str | None, local: str) -> str | None:
@@ -78,10 +140,13 @@ class PassedOn:
     """Each frame's arguments traced back to the user's call; the log's graph break tracebacks and guard trees read
     once for a report's recompiles, when a frame first asks."""
 
-    def __init__(self, trace: Trace, compiled_frames: CompiledFrames, guard_trees: GuardTrees) -> None:
+    def __init__(self, trace: Trace, compiled_frames: CompiledFrames, guard_trees: GuardTrees,
+                 names: UsersNames | None = None) -> None:
         self._trace = trace
         self._compiled_frames = compiled_frames
         self._guard_trees = guard_trees
+        # (the report's names of wrapper frames, the caller's: made here only where it has none)
+        self._names = names if names is not None else UsersNames(trace, guard_trees, compiled_frames)
         # a frame's (compiled autograd id, frame id) -> the first of its guard trees (its arguments' order is its code's)
         self._guards: dict[tuple, PayloadRef] | None = None
         self._breaks: list[tuple[Compile, list[UserLocation]]] | None = None
@@ -124,9 +189,13 @@ class PassedOn:
         if not called_inside_compiled_code(stack):
             bound = called_bound(stack)
             caller = self._compiled_frames.called_from(cid)
-            if bound is None or caller is None:
+            # (a keyword is bound by its name, whatever passed the module or self: torch's machinery alone between
+            # the line and the frame passes it on as the line passed it)
+            by_keyword = _in_kwargs(tree, local)
+            if caller is None or (bound is None and not (by_keyword and called_through_torch(stack))):
                 return None
-            found = call_argument(caller.code, local, tree_argument_slot(tree, local), bound=bound)
+            found = call_argument(caller.code, local, tree_argument_slot(tree, local), bound=bool(bound),
+                                  by_keyword=by_keyword)
             return Passed(found) if found is not None else None
         # Called by the library's code that ran compiled: its line that called the frame is in the traceback of the
         # graph break that left the frame to run apart (forward's `return loss3(out, target)`). Only the breaks of
@@ -142,11 +211,21 @@ class PassedOn:
             return None
         broken, line = next(iter(libraries.values()))
         found = call_argument(line.code, local, tree_argument_slot(tree, local), function.function)
-        if found is None:
-            return None
         outer_tree = self._tree(broken.compile_id) if broken.compile_id is not None else None
-        if outer_tree is None:
+        spread = _spread_keyword(line.code, local, outer_tree) if found is None and outer_tree is not None else None
+        if outer_tree is None or (found is None and spread is None) or broken.compile_id is None:
             return None
+        if spread is not None:
+            # (a wrapper's `func(self, *args, **kwargs)`: the keyword its call took, passed on as it came; the frame
+            # is the function the wrapper runs where the report names the wrapper by it: GPT2LMHeadModel's forward)
+            outer = self.of(broken.compile_id, line, spread, depth + 1)
+            wrapper = self._names.function(broken.compile_id, line.function)
+            if outer is None or wrapper is None:
+                return None
+            if wrapper.endswith(f"'s {function.function}"):
+                return outer._replace(run_by=outer.run_by or wrapper)
+            return Passed(outer.argument, (wrapper, *outer.through), outer.made_by, outer.made_at)
+        assert found is not None
         outer_local = _outer_local(outer_tree, found)
         if outer_local is None:
             # (a name the library's tree names nowhere: its own value, made in it; anything else, not settled)
@@ -175,6 +254,30 @@ def _outer_local(tree: GuardTree, passed: CallArgument) -> str | None:
         return name
     aliases = {other for other in tree_aliases(tree, name) if tree_reads_local(tree, other)}
     return next(iter(aliases)) if len(aliases) == 1 else None
+
+
+def _spread_keyword(code: str | None, local: str, tree: GuardTree) -> str | None:
+    """The keyword a library's line passes on to the frame it calls as the frame's argument `local`, where that line
+    is one call spreading the library function's own **kwargs (`func(self, *args, **kwargs)`) and its tree (tree)
+    checks the keyword's tensor in them (`L['kwargs']['input_ids']`): local, the keyword it came by; None otherwise.
+    (A keyword the call took is bound by name: *args cannot pass it too.)"""
+    calls = calls_in(code) if code is not None else None
+    if not calls or len(calls) != 1:
+        return None
+    splats = [kw.value for kw in calls[0].keywords if kw.arg is None]
+    if len(splats) != 1 or not isinstance(splats[0], ast.Name) or any(kw.arg == local for kw in calls[0].keywords):
+        return None
+    source = f"L['{splats[0].id}']['{local}']"
+    return local if any(line.tensor is not None and line.tensor[0] == source for line in tree.lines) else None
+
+
+def _in_kwargs(tree: GuardTree, local: str) -> bool:
+    """Whether the frame took `local` by keyword into its **kwargs: its tree checks a tensor at L['kwargs']['local']
+    and reads no local of that name."""
+    source = f"L['kwargs']['{local}']"
+    return not tree_reads_local(tree, local) and any(
+        line.tensor is not None and (line.tensor[0] == source or line.tensor[0].startswith(source + "."))
+        for line in tree.lines)
 
 
 def _container(tree: GuardTree, local: str) -> bool:

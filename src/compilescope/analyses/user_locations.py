@@ -308,12 +308,12 @@ _LOCAL = lazy_compile(r"^L\['([^'\n]{1,500})'\]")
 _SIZE_OF = lazy_compile(r"\.size\(\)\[\d{1,6}\]$")
 
 
-def _calls_in(code: str) -> list[ast.Call] | None:
+def calls_in(code: str) -> list[ast.Call] | None:
     """The calls a line's text makes, or None where the text is no whole statement (the first line of a call split
-    over lines, all a stack holds of it)."""
+    over lines, all a stack holds of it, or one nested past the parser's depth)."""
     try:
         tree = ast.parse(code.strip())
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
 
@@ -332,21 +332,9 @@ def passed_by_call(call_code: str | None, value: str, frame_function: str | None
         return True
     if (frame_function or "").startswith("torch_dynamo_resume_in_"):
         return re.search(rf"\b{re.escape(name)}\b", call_code) is not None
-    calls = _calls_in(call_code)
+    calls = calls_in(call_code)
     return not calls or any(call.args or any(kw.arg is None or kw.arg == name for kw in call.keywords)
                             for call in calls)
-
-
-def passed_as(call_code: str | None, value: str) -> str | None:
-    """The user's name for an argument their call passed by keyword under another name: `ids` for `input_ids`, where
-    the line is `model(input_ids=ids, labels=ids)`; None where no call of the line passes it so."""
-    name = _SIZE_OF.sub("", _LOCAL.sub(r"\1", value))
-    m = re.match(r"^kwargs\[['\"](\w+)['\"]\]$", name)
-    name = m[1] if m else name
-    calls = _calls_in(call_code) if call_code is not None and name.isidentifier() else None
-    passed = {kw.value.id for call in calls or [] for kw in call.keywords
-              if kw.arg == name and isinstance(kw.value, ast.Name)}
-    return next(iter(passed)) if len(passed) == 1 and name not in passed else None
 
 
 def placed_at_call(frame_file: str | None, value: str, used_file: str | None, call_code: str | None = None,
@@ -446,6 +434,16 @@ def called_bound(stack: list | None) -> bool | None:
     return names[-1][1] == "forward" and any(function == "_call_impl" for _, function in names[user + 1:-1])
 
 
+def called_through_torch(stack: list | None) -> bool:
+    """Whether only torch's own call machinery (nn.Module's __call__, Dynamo's wrappers; none of them renames a
+    keyword) ran between the user's line on a compiled frame's stack and the frame: a module compiled with
+    model.compile() shows its _wrapped_call_impl only, which called_bound does not read."""
+    names = [(str(frame.get("filename", "")) if isinstance(frame, dict) else frame.filename) for frame in stack or []]
+    user = next((i for i in range(len(names) - 2, -1, -1) if not is_framework_file(names[i])), None)
+    return user is not None and all(any(part in name.replace("\\", "/") for part in _CALL_MACHINERY)
+                                    for name in names[user + 1:-1])
+
+
 class ArgumentSlot(NamedTuple):
     """Where a frame's argument sits among the frame's own locals (its code's order, the guard tree's
     framelocals_idx), for placing it in a call's arguments. (A NamedTuple: a placement's working, never saved.)"""
@@ -510,7 +508,7 @@ def _passes_each(call: ast.Call, slot: ArgumentSlot, bound: bool) -> bool:
 
 
 def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, callee: str | None = None,
-                  bound: bool = False) -> CallArgument | None:
+                  bound: bool = False, by_keyword: bool = False) -> CallArgument | None:
     """What the call on a line (its text, from a stack) passes as the frame's argument `local`, at its slot among
     the frame's locals where that is known (installed_guards.tree_argument_slot; bound: the stack shows a module's
     forward called by nn.Module, its self passed unseen): by keyword `local=`, else at its position, in the one call
@@ -519,7 +517,9 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
     stack does not say: None). A call whose first line alone the stack holds (`out = cm(torch.randn(n, 4),`) shows
     its first arguments, each whole where a comma follows it. None where the line shows no such argument, a `*args`
     splat comes before it, or more than one call could pass it. A stack's line is untrusted: one nested past the
-    parser's depth (`cm(x, ----…t)`) is None, and an argument's text is the line's own, never rebuilt by recursion."""
+    parser's depth (`cm(x, ----…t)`) is None, and an argument's text is the line's own, never rebuilt by recursion.
+    by_keyword: the frame took the argument into its **kwargs, so by keyword: a call that passes no such keyword and
+    spreads no dict (`print(..., float(model(input_ids=ids)...))`'s print and float) cannot have passed it."""
     if call_code is None or len(call_code) > 500:
         return None
     text = call_code.strip()
@@ -553,6 +553,10 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
             # (`cm(**batch)`: each argument is an item of batch, by its name: a tensor whose size changed is no
             # default, one object)
             found.append(CallArgument(f'{splats[0].id}["{local}"]', None, None))
+            continue
+        if by_keyword:
+            if splats:
+                found.append(None)  # (a dict it spreads may hold it)
             continue
         # (the last argument of a cut line may go on on the next: `cm(a, b` / `.float())`)
         cut = not shown_all and call.end_lineno == 1 and call.end_col_offset == len(text)

@@ -12,11 +12,11 @@ from ...model.trace import Compile, Trace
 from ...wording import possessive
 from ..compiled_frames import CompiledFrames, UsersNames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
-from ..passed_on import Passed, PassedOn, argument_of, unsettled_name
+from ..passed_on import ArgumentName, Passed, PassedOn, argument_name, argument_of
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled_code, code_origin,
-                              is_clipped_torch_file, is_torch_file, last_user_stack_frame, passed_as, passed_by_call,
+                              is_clipped_torch_file, is_torch_file, last_user_stack_frame, passed_by_call,
                               placed_at_call, user_source_name)
 from . import CompileTexts, FailedGuard, RecompileStep, SIZE_GUARD
 from .advice import (CACHE_ADVICE, CACHE_ADVICE_GENERATE, GENERATED_SIZE_ADVICE, library_size_advice,
@@ -230,6 +230,11 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
             elif guard.cache_class is None and guard.location_kind == "call" and _in_generate(
                     compiled_frames.stack(entry.compile_id)):
                 # generate() made the input it passed (the decode step's one token): nothing of the user's to mark
+                named = _named(argument, passed_by, function, guard)
+                if named is not None:
+                    guard.tensor_text = named.said()
+                    if source is not None:
+                        step.dynamic_of = named.dimension(size["dim"])
                 said = f"{guard.tensor_text or size['tensor']} at index {size['dim']}"
                 if said not in generated:
                     generated.append(said)
@@ -244,23 +249,13 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                 # An argument the user's call passed (args[1]): which call, as they know it by its line
                 passed = f", passed in by the call at {guard.location.short}" if (
                     guard.location_kind in ("call", "argument") and guard.location is not None) else ""
-                # (named as the user's line names it: `ids`, where the call passes `input_ids=ids`)
-                tensor = (passed_as(guard.location.code, size["tensor"]) if passed and guard.location is not None
-                          else None) or guard.tensor_text or size["tensor"]
-                if passed and passed_by is not None and passed_by.argument is not None and guard.location is not None:
-                    local = argument[0] if argument is not None else size["tensor"]  # (input_ids, of kwargs['input_ids'])
-                    tensor, passed = _say_passed(guard, passed_by, function, local, guard.location)
-                    if source is not None and passed_by.users_name(local) is not None:
-                        step.dynamic_of = f"{possessive(tensor)} dimension {size['dim']}"  # (t's, as the advice)
-                    elif source is not None and passed_by.argument.position is None:
-                        # (an item of the call's **batch, `batch["x"]`: x alone reads as another tensor of theirs)
-                        step.dynamic_of = f"dimension {size['dim']} of {tensor}"
-                elif passed and guard.location is not None and tensor == size["tensor"] and (
-                        unsettled := unsettled_name(function, tensor)) is not None:
-                    # (torch's name for the frame's argument, which the user's code may use for a tensor of its own)
-                    tensor = guard.tensor_text = unsettled
+                tensor = guard.tensor_text or size["tensor"]
+                # (the frame's argument in the words every place of the report uses for it: argument_name's)
+                named = _named(argument, passed_by, function, guard) if passed else None
+                if named is not None and guard.location is not None:
+                    tensor, passed = _say_passed(guard, named, passed_by, guard.location)
                     if source is not None:
-                        step.dynamic_of = f"dimension {size['dim']} of {unsettled}"
+                        step.dynamic_of = named.dimension(size["dim"])
                 if not any(t == tensor and d == size["dim"] for t, d, _ in sizes):
                     sizes.append((tensor, size["dim"], passed))
             elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
@@ -272,25 +267,31 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
     return cache_advice + generated_advice + list(dict.fromkeys(marked)), sizes
 
 
-def _say_passed(guard: FailedGuard, passed: Passed, function: str | None, local: str,
+def _named(argument: tuple[str, str] | None, passed: Passed | None, function: str | None,
+           guard: FailedGuard) -> ArgumentName | None:
+    """The failed check's tensor, where it is an argument of the frame placed at the user's call that passed it in
+    (argument: argument_of's), in the words every place of the report uses for it (argument_name)."""
+    if argument is None or argument[1] or guard.location is None or guard.location_kind not in ("call", "argument"):
+        return None
+    return argument_name(passed, function, argument[0])
+
+
+def _say_passed(guard: FailedGuard, named: ArgumentName, passed: Passed | None,
                 call: UserLocation) -> tuple[str, str]:
-    """The tensor the user's call passed as the frame's argument local, in their words, for the advice: (the tensor,
+    """The argument of a library's frame the user's call passed, named (argument_name), for the advice: (the tensor,
     where: ", passed in by the call at prog.py:26 as forward's target"); the failed check's line says it so too
     (tensor_text, location_kind). A name of theirs is the tensor to mark dynamic (`t`); an expression
-    (`torch.randn(n, 4)`) is said by its place in the call, the tensor passed there. function: the frame as the
-    report names it (UsersNames.function: GPT2LMHeadModel's forward, not transformers' `wrapper`)."""
-    argument = passed.argument
-    assert argument is not None
-    own = passed.as_argument(function, local)
-    users = passed.users_name(local)
-    if argument.name is not None and users is None:
-        return local, f", passed in by the call at {call.short}"
-    if users is not None:
-        guard.tensor_text = f"{users} ({own})"
-        return users, f", passed in by the call at {call.short} as {own}"
-    guard.tensor_text, guard.location_kind = f"{own}, {argument.ordinal}", "argument"
-    # (the expression is what the user sees on their line: the advice names its tensor by it)
-    return f"`{argument.text}`", f", {argument.ordinal} of the call at {call.short}, as {own}"
+    (`torch.randn(n, 4)`) is said by its place in the call too, the tensor passed there; torch's name, qualified
+    ("forward's x"), where the log settles neither."""
+    if not named.users:
+        guard.tensor_text = named.name
+        return named.name, f", passed in by the call at {call.short}"
+    if named.expression and passed is not None and passed.argument is not None:
+        ordinal = passed.argument.ordinal
+        guard.tensor_text, guard.location_kind = f"{named.said()}, {ordinal}", "argument"
+        return named.name, f", {ordinal} of the call at {call.short}, as {named.of}"
+    guard.tensor_text = named.said()
+    return named.name, f", passed in by the call at {call.short} as {named.of}"
 
 
 def _name_as_the_user(guard: FailedGuard, entry: Compile, names: UsersNames) -> None:
