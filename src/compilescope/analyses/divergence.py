@@ -386,9 +386,11 @@ class MultiRankResults:
 
     @property
     def collective_schedules(self) -> list[dict[str, Any]]:
-        """collective_schedules.json: each graph's collectives in the order it calls them, rank by rank."""
-        return [{"rank": s.rank, "graph": dir_name, "compile_id": graph, "ops": ops}
-                for s in self.by_rank for graph, dir_name, ops in s.collective_schedules]
+        """collective_schedules.json: each graph's collectives in the order it calls them, rank by rank, then in
+        compile id order (tlparse's order is its output directory's, as the file system reads it). Its entries are
+        tlparse's (CollectiveSchedule: rank, graph, ops), no more: the pages take the compile ids from the summaries."""
+        return [{"rank": s.rank, "graph": dir_name, "ops": ops}
+                for s in self.by_rank for _, dir_name, ops in s.collective_schedules]
 
     @property
     def crashes(self) -> list[tuple[int, RankCrash]]:
