@@ -490,3 +490,20 @@ def test_with_export_each_payload_tlparse_keeps_by_md5_is_ours_too(origin, name,
     assert len(theirs) >= 2
     assert {name: (tmp_path / "cs" / "payloads" / name).read_bytes() for name in theirs
             if (tmp_path / "cs" / "payloads" / name).is_file()} == theirs
+
+
+@pytest.mark.parametrize("origin,name", [("peer", "chromium_events.log"), ("torch213", "cache_warm.log"),
+                                         ("torch213gz", "compiled_optimizer.log.gz")])
+def test_chromium_events_json_holds_tlparse_s_events(origin, name, tmp_path):
+    # The same events, not the same bytes: ours writes each event on a line as the log has it, tlparse pretty-prints
+    # them with their keys sorted. Writing tlparse's bytes cost 0.9% (gpt2_train) and 1.4% (compiled_optimizer) more
+    # instructions for the whole report even with each event written pretty where it is read (issue 19: under 0.5%).
+    # Elsewhere the events differ where we mean them to: compile ids after a reset (RESET_RENUMBERED), and a float
+    # serde_json (no float_roundtrip) reads a last digit off: train_break_recompile's 0.12400341033935547 is
+    # 0.12400341033935548 in tlparse's (gpt2_train, amp_train_step_clip and others have one too).
+    log = log_path(origin, name, tmp_path)
+    run_tlparse(log, tmp_path / "tl")
+    report(log, tmp_path / "cs")
+    theirs = json.loads((tmp_path / "tl" / "chromium_events.json").read_text())
+    assert theirs
+    assert json.loads((tmp_path / "cs" / "chromium_events.json").read_text()) == theirs
