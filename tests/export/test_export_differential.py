@@ -1,6 +1,7 @@
 """--export against tlparse 0.4.3: the same issues, in the same order, and the same exported program."""
 
 import json
+import re
 
 import pytest
 
@@ -112,3 +113,21 @@ def test_export_files_are_numbered_as_tlparse_numbers_them(log, tmp_path):
     assert our_directory(tmp_path / "cs") == [f for f in theirs if "/exported_program_" in f]
     if log == "export.log":
         assert theirs == ["-_-_-_-/exported_program_1.txt", "-_-_-_-/symbolic_guard_information_0.html"]
+
+
+def guard_page_links(index):
+    return re.findall(r"""href=["']([^"']*symbolic_guard_information_\d+\.html)["']""", index)
+
+
+@pytest.mark.parametrize("log", ["export.log", "export_guard_added.log", "torch213 export_draft.log"])
+def test_with_export_the_index_links_each_guard_page_as_tlparse_does(log, tmp_path):
+    # tlparse's index links each issue's symbolic_guard_information_N.html ("Please click here"); ours links the same
+    # pages, in the same order, beside the issue's details it shows inline. Without --export no page is written: no link.
+    path = torch213(log.split(" ")[1]) if log.startswith("torch213 ") else peer(log)
+    tlparse_export(path, tmp_path / "tl")
+    theirs = guard_page_links((tmp_path / "tl" / "index.html").read_text())
+    assert guard_page_links(ours(path, tmp_path / "cs", "--export")) == theirs
+    assert all((tmp_path / "cs" / link).is_file() for link in theirs)
+    assert guard_page_links(ours(path, tmp_path / "plain")) == []
+    if log == "export.log":
+        assert theirs == ["-_-_-_-/symbolic_guard_information_0.html"]

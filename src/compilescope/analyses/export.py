@@ -23,7 +23,7 @@ import orjson
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
-from ..model.trace import Artifact, ExportEvent, Frame, Trace
+from ..model.trace import NO_COMPILE_ID_DIR, Artifact, ExportEvent, Frame, Trace
 from ..model.records import dataclass
 from ..wording import possessive
 from .user_locations import UserLocation, export_call, exported_user_frame, user_source_name
@@ -270,6 +270,19 @@ class ExportReport:
             else:
                 numbers.programs[item.number] = n
         return numbers
+
+    def guard_pages(self) -> list[tuple[ExportIssue, str]]:
+        """Each page tlparse writes under --export for a guard it shows, by its path in the report:
+        symbolic_guard_information_N.html (numbered_as_tlparse), in the directory of the guard's compile id."""
+        return [(issue, f"{issue.compile_id.dir_name() if issue.compile_id else NO_COMPILE_ID_DIR}/"
+                        f"symbolic_guard_information_{number}.html")
+                for issue, number in self.numbered_as_tlparse().guard_pages]
+
+    def guard_page_urls(self) -> list[str | None]:
+        """For each of issues, the path of its page under --export (guard_pages), None where it has none: tlparse's
+        index links each page ("click here"), ours beside the issue's details."""
+        paths = {id(issue): path for issue, path in self.guard_pages()}
+        return [paths.get(id(issue)) for issue in self.issues]
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ...model.trace import NO_COMPILE_ID_DIR
-
 from .env import custom_header
 
 # Where the torch.compile index goes when the export page takes index.html.
@@ -31,6 +29,8 @@ def render_export_index(page: Any) -> str:
         "",
         export=report,
         asked=page.options.export,
+        # the pages guard_pages writes, under --export only
+        guard_page_urls=report.guard_page_urls() if page.options.export else [None] * len(report.issues),
         programs=programs,
         compiles=trace.sorted_compiles(),
         n_compiles=trace.n_compile_ids,
@@ -44,10 +44,8 @@ def render_export_index(page: Any) -> str:
 
 
 def guard_pages(page: Any) -> Iterator[tuple[str, str]]:
-    """Under --export, tlparse's page for each guard it shows (symbolic_guard_information_N.html, in the directory of
-    the guard's compile id), numbered as it numbers them: the issue's details, as the export index shows them."""
+    """Under --export, tlparse's page for each guard it shows (analyses.export ExportReport.guard_pages): the issue's
+    details, as the export index shows them."""
     listed_as = {id(issue): n for n, issue in enumerate(page.results.export.issues, 1)}  # (its number on the index)
-    for issue, number in page.results.export.numbered_as_tlparse().guard_pages:
-        directory = issue.compile_id.dir_name() if issue.compile_id else NO_COMPILE_ID_DIR
-        yield (f"{directory}/symbolic_guard_information_{number}.html",
-               page.render("symbolic_guard.html", "../", issue=issue, index=listed_as[id(issue)]))
+    for issue, path in page.results.export.guard_pages():
+        yield path, page.render("symbolic_guard.html", "../", issue=issue, index=listed_as[id(issue)])
