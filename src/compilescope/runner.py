@@ -56,6 +56,9 @@ class RunResult:
     crashes: list[CrashReport] = field(default_factory=list)  # processes that crashed, or an exception ended
     # Logs one process wrote in parts, joined into its first (join_process_logs): (that log, the parts appended)
     joined: list[tuple[str, list[str]]] = field(default_factory=list)
+    # Empty crash files of the run's processes kept in the trace directory because a process still holds one open (a
+    # daemon the program started, a worker it forked): that process is still running and may still crash into it
+    held_crash_files: list[str] = field(default_factory=list)
 
     @property
     def signal_name(self) -> str | None:
@@ -587,7 +590,8 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     result.logs = owners.ours([p for p in find_logs(trace_dir) if os.path.basename(p) not in before])
     result.joined = join_process_logs(result.logs)
     result.logs = [p for p in result.logs if os.path.exists(p)]
-    result.crashes = attach_crash_reports(trace_dir, result.logs, before, mine=owners.crash_file_ours)
+    result.crashes = attach_crash_reports(trace_dir, result.logs, before, mine=owners.crash_file_ours,
+                                          held=result.held_crash_files)
     return result
 
 
@@ -722,16 +726,21 @@ def join_process_logs(logs: list[str]) -> list[tuple[str, list[str]]]:
 
 
 def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str] = (),
-                         pid: int | None = None, mine: Callable[[str, int], bool] | None = None) -> list[CrashReport]:
+                         pid: int | None = None, mine: Callable[[str, int], bool] | None = None,
+                         held: list[str] | None = None) -> list[CrashReport]:
     """Each crash faulthandler wrote in trace_dir (bytecode_capture.record_crashes), appended to the log of the process
     that crashed (ingest/crash_files.py: the newest of logs with its pid) as an artifact its reader takes like any
-    other, so that the log alone tells it; the empty files of the processes that did not crash are removed. Only
-    files this run made (not in before); pid: only that process's file; mine: only the files it says are this run's
-    processes' (given the name and its pid: _LogOwners.crash_file_ours), not those of a run beside it."""
-    found = []
+    other, so that the log alone tells it; the empty files of the processes that did not crash are removed, except
+    those a live process still holds open (a daemon the program started, a worker it forked that inherited the file):
+    faulthandler would write its crash into the file unlinked, lost. Only files this run made (not in before: an empty
+    leftover of an earlier run is left alone, as its process cannot be known gone where the directory is shared with
+    another pid namespace, a container); pid: only that process's file; mine: only the files it says are this run's
+    processes' (given the name and its pid: _LogOwners.crash_file_ours), not those of a run beside it. held: the
+    empty files kept because a process holds them open are added to it."""
+    found, empty = [], []
     for crash in crash_files(trace_dir, set(before), pid, mine):
         if not crash.text:
-            _remove(crash.path)
+            empty.append(crash)
             continue
         log = log_of(crash, logs)
         if log is not None:
@@ -741,7 +750,42 @@ def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str
             except OSError:
                 log = None
         found.append(CrashReport(crash.pid, crash.text, log))
+    open_now = _held_open([crash.path for crash in empty]) if empty else set()
+    for crash in empty:
+        if (crash.path in open_now) if open_now is not None else process_alive(crash.pid):
+            if held is not None:
+                held.append(crash.path)
+        else:
+            _remove(crash.path)
     return found
+
+
+def _held_open(paths: list[str]) -> set[str] | None:
+    """Of paths, those some process holds open, from one pass over every /proc/N/fd (the processes of other users
+    not seen); None without /proc. Once per run, at its end: the holder may be any process (a worker forked from the
+    one the file is named for, in a session of its own), not only that process and its children."""
+    if not os.path.isdir("/proc/self/fd"):
+        return None
+    targets = {os.path.realpath(path): path for path in paths}
+    held = set()
+    with suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                fds = os.listdir(f"/proc/{name}/fd")
+            except OSError:
+                continue  # (another user's process, or one gone)
+            for fd in fds:
+                try:
+                    path = targets.get(os.readlink(f"/proc/{name}/fd/{fd}"))
+                except OSError:
+                    continue
+                if path is not None:
+                    held.add(path)
+            if len(held) == len(targets):
+                break
+    return held
 
 
 def _append(log: str, record: bytes) -> None:

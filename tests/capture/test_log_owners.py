@@ -16,6 +16,8 @@ import pytest
 from compilescope import runner
 from compilescope.ingest.discover import TORCH_LOG_NAME
 
+from .conftest import compilescope
+
 LOG = Path(__file__).parent.parent / "data" / "torch213" / "logs" / "cache_warm.log"
 
 
@@ -116,3 +118,50 @@ def test_a_run_takes_only_its_own_processes_crash_files(tmp_path: Path, recorder
 
 def _read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
+
+
+LAUNCHES_A_DAEMON = Path(__file__).parent / "programs" / "launches_a_daemon.py"
+FORKS_A_WORKER = Path(__file__).parent / "programs" / "forks_a_worker_that_crashes.py"
+
+
+@pytest.mark.parametrize("started", ["daemon", "fork"])
+def test_an_empty_crash_file_a_process_of_the_program_still_holds_is_kept(tmp_path: Path, started: str) -> None:
+    """The program ends while a process it started runs on, holding its empty crash file open: a daemon in a session
+    of its own (its file named for its pid), or a worker it forked (the program's file, inherited). The run removed
+    every empty crash file of its processes, and that process's crash, written later into the file unlinked, was lost.
+    The file is kept now, and the run says so; the crash is then in it."""
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    go = tmp_path / "go"
+    if started == "daemon":
+        argv = [sys.executable, str(LAUNCHES_A_DAEMON), str(tmp_path / "daemon.txt"), str(LOG), "daemon.log", str(go),
+                "crash"]
+    else:
+        argv = [sys.executable, str(FORKS_A_WORKER), str(go)]
+    try:
+        result = runner.run_program(runner.Program(argv, True), str(trace_dir), output=str(tmp_path / "run.txt"),
+                                    timeout=120)
+        assert result.returncode == 0, _read(tmp_path / "run.txt")
+        [crash_file] = trace_dir.glob("compilescope_crash_*.txt")
+        assert result.crashes == [] and result.held_crash_files == [str(crash_file)]
+    finally:
+        go.touch()
+    deadline = time.monotonic() + 60
+    while "Segmentation fault" not in _read(crash_file) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "Fatal Python error: Segmentation fault" in _read(crash_file)
+
+
+def test_the_run_says_a_process_of_the_program_is_still_running(tmp_path: Path) -> None:
+    """One line of `compilescope run`'s output says why the empty crash file stays in the trace directory."""
+    go = tmp_path / "go"
+    try:
+        proc = compilescope("run", "--no-browser", "--trace-dir", tmp_path / "traces", "--", sys.executable,
+                            FORKS_A_WORKER, go, cwd=tmp_path)
+    finally:
+        go.touch()
+    [crash_file] = (tmp_path / "traces").glob("compilescope_crash_*.txt")
+    said = [line for line in proc.stderr.splitlines() if "still running" in line]
+    assert said == ["compilescope: a process the program started is still running (and may still crash: its crash "
+                    f"file stays in the trace dir: {crash_file.name})"]
+

@@ -174,6 +174,10 @@ class RunCommand:
             # faulthandler wrote to the trace directory, not to stderr: what Python would have printed, printed here
             print(f"compilescope: process {crash.pid} crashed ({crash.headline}); its stack ({where}):\n"
                   f"{crash.stack.rstrip()}", file=sys.stderr)
+        if result.held_crash_files:
+            names = ", ".join(os.path.basename(path) for path in result.held_crash_files)
+            print(f"compilescope: a process the program started is still running (and may still crash: its crash file "
+                  f"stays in the trace dir: {names})", file=sys.stderr)
 
         if not result.logs:
             print(
