@@ -616,15 +616,21 @@ class _LogOwners:
     def __init__(self, trace_dir: str, before: Collection[str], program: subprocess.Popen) -> None:
         self.trace_dir, self.before, self.program = trace_dir, before, program
         self.told: dict[str, bool] = {}  # a log's name: whether the program or a descendant wrote it
-        # Read once per log, not every look: a log's name -> the pid of its first record, once it has one; a log with
-        # none yet -> its size when its head was read (read again only once it has grown: a log idle for minutes is
-        # not read ten times a second).
-        self.pids: dict[str, int] = {}
-        self.sizes_read: dict[str, int] = {}
+        # Read once per log, not every look: a log's name -> (its inode, the pid of its first record), once it has
+        # one (a file that takes the name later, another inode, is read again); a log with none yet -> its (inode,
+        # size, mtime) when its head was read (read again only once it has changed, grown or rewritten: a log idle
+        # for minutes is not read ten times a second).
+        self.pids: dict[str, tuple[int, int]] = {}
+        self.heads_read: dict[str, tuple[int, int, int]] = {}
+        # Crash files whose pid is a live process, not the program's nor holding the file, placed by nobody while
+        # the program runs (a file copied in, or left by a process gone whose pid was taken): asked once, not every
+        # look (holds_crash_file reads every /proc/N/stat); crash_file_ours asks again once the program has ended.
+        self.passed_over: set[str] = set()
 
     def look(self) -> None:
         try:
-            new = [n for n in os.listdir(self.trace_dir) if n not in self.before and n not in self.told]
+            new = [n for n in os.listdir(self.trace_dir)
+                   if n not in self.before and n not in self.told and n not in self.passed_over]
         except OSError:
             return
         told = {}
@@ -640,6 +646,8 @@ class _LogOwners:
             mine = None if pid is None else self._descends(pid)
             if mine is False and pid is not None and not held_open(pid, path):
                 mine = None  # (a process that only shares the pid: a file copied in, or left by a process gone)
+                if not name.startswith(TORCH_LOG_NAME):
+                    self.passed_over.add(name)
             if mine is not None:
                 told[name] = mine
         # (a process the program left when it ended has a parent no more: what was told of it then is not kept)
@@ -647,22 +655,25 @@ class _LogOwners:
         self.told.update({name: mine for name, mine in told.items() if mine or not ended})
 
     def _first_pid(self, name: str, path: str) -> int | None:
-        """first_pid of the log, its head read only when not yet read at this size (its first record's pid, once
-        there, never changes)."""
-        pid = self.pids.get(name)
-        if pid is not None:
-            return pid
+        """first_pid of the log, its head read only when not yet read as it is now (inode, size, mtime: a first record
+        written by a rewrite of the same size is read too), its first record's pid kept while the inode is the
+        same (once there, it never changes in that file)."""
         try:
-            size = os.stat(path).st_size
+            stat = os.stat(path)
         except OSError:
             return None
-        if self.sizes_read.get(name) == size:
+        cached = self.pids.get(name)
+        if cached is not None and cached[0] == stat.st_ino:
+            return cached[1]
+        seen = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        if self.heads_read.get(name) == seen:
             return None
-        self.sizes_read[name] = size
         pid = first_pid(path)
-        if pid is not None:
-            self.pids[name] = pid
-            del self.sizes_read[name]
+        if pid is None:
+            self.heads_read[name] = seen
+        else:
+            self.pids[name] = (stat.st_ino, pid)
+            self.heads_read.pop(name, None)
         return pid
 
     def _descends(self, pid: int) -> bool | None:
@@ -688,11 +699,20 @@ class _LogOwners:
             name = os.path.basename(log)
             mine = self.told.get(name)
             if mine is None:
-                pid = self.pids.get(name) or first_pid(log)
+                pid = self._cached_pid(name, log) or first_pid(log)
                 mine = pid is None or pid == self.program.pid or not (process_alive(pid) and writes_log(pid, log))
             if mine:
                 kept.append(log)
         return kept
+
+    def _cached_pid(self, name: str, log: str) -> int | None:
+        """The pid read while the program ran from log's first record, where the file under that name is still the
+        one read (its inode)."""
+        cached = self.pids.get(name)
+        try:
+            return cached[1] if cached is not None and os.stat(log).st_ino == cached[0] else None
+        except OSError:
+            return None
 
     def crash_file_ours(self, name: str, pid: int) -> bool:
         """Whether the crash file name (new in the trace directory, the program ended) is of the program's processes:

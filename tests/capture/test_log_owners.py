@@ -5,6 +5,7 @@ reads of a real small log (tests/data/torch213 `cache_warm.log`) written into th
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -165,3 +166,95 @@ def test_the_run_says_a_process_of_the_program_is_still_running(tmp_path: Path) 
     assert said == ["compilescope: a process the program started is still running (and may still crash: its crash "
                     f"file stays in the trace dir: {crash_file.name})"]
 
+
+HOLDS = "import sys, time; f = open(sys.argv[1], 'ab'); print('held', flush=True); time.sleep(60)"
+
+
+def _with_pid(pid: int) -> bytes:
+    """cache_warm.log as the process pid would have written it (its pid in every record's glog prefix)."""
+    return re.sub(rb"^(V\d{4} [\d:.]+ )\d+ ", rb"\g<1>" + str(pid).encode() + b" ", LOG.read_bytes(), flags=re.M)
+
+
+def test_a_log_that_takes_the_name_of_another_is_read_again(tmp_path: Path) -> None:
+    """A log read while the program ran (its first record's pid, a process gone) is replaced under its name by
+    another process's live log: its pid, cached by name, was taken for the new file's, and the other process's log
+    for the program's."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    program = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    owners = runner._LogOwners(str(tmp_path), set(), program)
+    log = tmp_path / f"{TORCH_LOG_NAME}_1_0.log"
+    log.write_bytes(_with_pid(gone.pid))
+    owners.look()
+    new = tmp_path / "new.log"
+    new.write_bytes(b"")
+    other = subprocess.Popen([sys.executable, "-c", HOLDS, str(new)], stdout=subprocess.PIPE)
+    try:
+        assert other.stdout is not None and other.stdout.readline() == b"held\n"
+        new.write_bytes(_with_pid(other.pid))
+        os.replace(new, log)  # (the file the other process holds, now under the name)
+        owners.look()
+        assert program.stdin is not None
+        program.stdin.close()
+        program.wait()
+        assert owners.ours([str(log)]) == []
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_first_record_written_by_a_rewrite_of_the_same_size_is_read(tmp_path: Path) -> None:
+    """A log whose head was read before it had a record is read again once it is rewritten at the same size: it was
+    read again only once its size changed, and the first record of the program's descendant was not seen while the
+    program ran (its log then not told the program's)."""
+    log = tmp_path / f"{TORCH_LOG_NAME}_1_0.log"
+    log.write_bytes(b"")
+    spawn = ("import subprocess, sys; child = subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2]]); "
+             "print(child.pid, flush=True); sys.stdin.read(); child.kill()")
+    program = subprocess.Popen([sys.executable, "-c", spawn, HOLDS, str(log)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE)
+    try:
+        assert program.stdout is not None
+        descendant = int(program.stdout.readline())
+        data = _with_pid(descendant)
+        owners = runner._LogOwners(str(tmp_path), set(), program)
+        log.write_bytes(b" " * len(data))
+        owners.look()  # (its head read: no record yet)
+        with open(log, "r+b") as f:
+            f.write(data)  # (the first record, at the same size)
+        # Its mtime a second on, as a rewrite a tick of the clock later has (set, not waited for: no test of timing)
+        mtime = log.stat().st_mtime_ns + 1_000_000_000
+        os.utime(log, ns=(mtime, mtime))
+        owners.look()
+        assert owners.told == {log.name: True}
+    finally:
+        assert program.stdin is not None
+        program.stdin.close()
+        program.wait()
+
+
+def test_a_crash_file_of_a_live_process_not_the_programs_is_asked_of_once(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash file whose pid is a live process that is not the program's and does not hold it (a file copied in): each
+    look asked again whether that process or a child of it holds the file, reading every /proc/N/stat. Asked once."""
+    asked: list[int] = []
+    holds = runner.holds_crash_file
+
+    def counted(pid: int, path: str) -> bool:
+        asked.append(pid)
+        return holds(pid, path)
+
+    monkeypatch.setattr(runner, "holds_crash_file", counted)
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    program = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        (tmp_path / f"compilescope_crash_{other.pid}.txt").write_text("")
+        owners = runner._LogOwners(str(tmp_path), set(), program)
+        for _ in range(5):
+            owners.look()
+        assert asked == [other.pid]
+    finally:
+        for proc in (other, program):
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
