@@ -392,9 +392,16 @@ _ENV_HARMLESS = ("-v", "--debug")
 _ENV_PRINTS_ONLY = ("-0", "--null")
 # Shells whose `-c STRING` is read for an env in it, where STRING is one simple command (shell_command)
 _SHELLS = ("sh", "bash")
+# Option letters that may be joined to the shell's c (`sh -ec`, `bash -lc`): none changes how the string is split nor
+# which command it runs. e: exit on error; u: unset variables an error; x, v: print what runs, on stderr; f: no globs
+# (a string with a glob character is not read anyway); l: a login shell, which reads the profile first (what it sets,
+# env's -i or NAME=VALUE overrides as before). Not these: i (interactive: aliases, rc files), k (NAME=VALUE anywhere is
+# an assignment), n (runs nothing), s, o and the rest: the string is run as written, unread.
+_SHELL_LETTERS = frozenset("euxvfl")
 # What shlex does not split as the shell does (expansions, substitutions, escapes in double quotes, globs, comments, a
 # line end between two commands): a string holding one anywhere, quoted or not, is run as written, unread
 _SHELL_UNREAD = frozenset("$`\\*?[{~#\n")
+_SHELL_BLANKS = " \t"  # (shlex's default adds \r and \n: the shell keeps a \r in the word; \n is _SHELL_UNREAD)
 
 
 def _env_words(argv: list[str]) -> tuple[list[EnvWords], list[str]] | str:
@@ -434,15 +441,27 @@ def _env_words(argv: list[str]) -> tuple[list[EnvWords], list[str]] | str:
     return found, argv
 
 
+def _shell_string_at(argv: list[str]) -> int | None:
+    """Where argv, a shell's `-c STRING` (`sh -c`, `sh -c -- STRING`, `bash -lc`: _SHELL_LETTERS), has its STRING."""
+    if len(argv) < 3 or os.path.basename(argv[0]) not in _SHELLS:
+        return None
+    letters = argv[1][1:] if argv[1].startswith("-") and not argv[1].startswith("--") else ""
+    if letters.count("c") != 1 or not set(letters.replace("c", "")) <= _SHELL_LETTERS:
+        return None
+    at = 3 if argv[2] == "--" else 2
+    return at if at < len(argv) else None
+
+
 def shell_command(argv: list[str]) -> list[str] | None:
-    """The words of the one simple command that `sh -c STRING` (or bash's) runs, as the shell splits them; None where
-    argv is no such shell, or STRING holds more than one simple command (an operator: ; && | ( ), a redirection) or
-    anything shlex does not read as the shell does (_SHELL_UNREAD): such a command is run as written, unread."""
-    if len(argv) < 3 or os.path.basename(argv[0]) not in _SHELLS or argv[1] != "-c":
+    """The words of the one simple command that `sh -c STRING` (or bash's, _shell_string_at) runs, as the shell splits
+    them; None where argv is no such shell, or STRING holds more than one simple command (an operator: ; && | ( ), a
+    redirection) or anything shlex does not read as the shell does (_SHELL_UNREAD): such a command is run as written,
+    unread."""
+    at = _shell_string_at(argv)
+    if at is None or any(c in _SHELL_UNREAD for c in argv[at]):
         return None
-    if any(c in _SHELL_UNREAD for c in argv[2]):
-        return None
-    lexer = shlex.shlex(argv[2], posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(argv[at], posix=True, punctuation_chars=True)
+    lexer.whitespace = _SHELL_BLANKS
     lexer.whitespace_split = True  # (words split at blanks and at operators only, as the shell does)
     try:
         words = list(lexer)
@@ -465,7 +484,13 @@ def _all_env_words(argv: list[str]) -> list[EnvWords] | str:
         inner = shell_command(words[1])
         if inner is None:
             return found
-        argv = inner
+        argv = inner[_exec_words(inner):]
+
+
+def _exec_words(words: list[str]) -> int:
+    """How many of a shell command's words are a plain `exec` before the command it runs in the shell's stead (1 or
+    0; `exec -a NAME`, bash's, and the like are not read)."""
+    return 1 if len(words) > 1 and words[0] == "exec" and not words[1].startswith("-") else 0
 
 
 def env_prefix(argv: list[str]) -> tuple[list[EnvWords], list[str]] | None:
@@ -484,7 +509,7 @@ def check_env_prefix(argv: list[str], names: Collection[str] = TRACING_VARIABLES
     understood here (what it does to the environment is not known), and -C where chdir is False (diagnose, which reads
     and runs the program from folders of its own). The env of a simple `sh -c` command is checked too (shell_command)."""
     found = _all_env_words(argv)
-    if isinstance(found, str) and found in _ENV_PRINTS_ONLY:
+    if isinstance(found, str) and (found in _ENV_PRINTS_ONLY or _joined_null(found)):
         raise CompilescopeError(f"the program's `env {found}` only says how env prints the environment, and env refuses "
                                 "it before a command (it would run nothing); remove it from the command")
     if isinstance(found, str):
@@ -504,6 +529,19 @@ def check_env_prefix(argv: list[str], names: Collection[str] = TRACING_VARIABLES
                 raise CompilescopeError(f"the program's `env {word}` {'unsets' if unsets else 'sets'} "
                                         f"{name}, which compilescope sets itself to trace the program; remove it from "
                                         f"the command{hint}")
+
+
+def _joined_null(word: str) -> bool:
+    """word is env's short options joined (`-0v`, `-i0`) with -0 among them, before any that takes the rest as its
+    value (-u, -C, -S, -a)."""
+    if not word.startswith("-") or word.startswith("--"):
+        return False
+    for letter in word[1:]:
+        if letter == "0":
+            return True
+        if letter in "uCSa":
+            return False
+    return False
 
 
 def run_argv(argv: list[str], env: dict[str, str], names: Collection[str] = (), fresh_cache: bool = False) -> list[str]:
@@ -526,9 +564,12 @@ def _kept_for_tracing(argv: list[str], env: dict[str, str], names: Collection[st
     command = found[1]
     inner = shell_command(command)
     if inner is not None:
-        kept_inner = _kept_for_tracing(inner, env, names, fresh_cache)
+        run = _exec_words(inner)
+        kept_inner = inner[:run] + _kept_for_tracing(inner[run:], env, names, fresh_cache)
         if kept_inner != inner:
-            command = [*command[:2], shlex.join(kept_inner), *command[3:]]
+            at = _shell_string_at(command)
+            assert at is not None  # (shell_command found one)
+            command = [*command[:at], shlex.join(kept_inner), *command[at + 1:]]
     if not found[0]:
         return command
     caches = _CACHE_VARIABLES if fresh_cache else ()  # (else the user's own, inherited: none of compilescope's)

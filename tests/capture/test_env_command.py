@@ -129,6 +129,8 @@ def test_an_env_option_compilescope_cannot_follow_is_refused_before_it_runs(tmp_
     ("run", ["env", "-0", "-i"], "-0"),
     ("run", ["env", "A=b", "env", "--null"], "--null"),
     ("diagnose", ["env", "-0"], "-0"),
+    ("run", ["env", "-0v"], "-0v"),  # (letters joined: said as -0, not as an option compilescope cannot follow)
+    ("run", ["env", "A=b", "env", "-i0"], "-i0"),
 ])
 def test_an_env_that_would_refuse_the_command_is_refused_saying_so(tmp_path, command, words, option):
     """-0 (--null) only says how env prints the environment when it runs no command; GNU env refuses it before one
@@ -185,12 +187,13 @@ def test_a_pythonpath_compilescope_adds_keeps_the_hooks_folder_first(tmp_path):
     assert (seen["PYTHONPATH"], seen["sitecustomize"]) == ([CHILD_DIR, "lib"], CHILD_DIR)
 
 
-def _shell_seen(command: str, tmp_path) -> dict:
-    """What the program of `run -- sh -c COMMAND` saw (SHOW_ENV, as show_env.py in tmp_path, its working folder)."""
+def _shell_seen(command: str, tmp_path, shell: tuple[str, ...] = ("sh", "-c")) -> dict:
+    """What the program of `run -- sh -c COMMAND` (shell: its words before COMMAND) saw (SHOW_ENV, as show_env.py in
+    tmp_path, its working folder)."""
     (tmp_path / "show_env.py").write_text(SHOW_ENV)
     (tmp_path / "traces").mkdir()
     output = tmp_path / "output.txt"
-    result = run_program(Program(["sh", "-c", command], False), str(tmp_path / "traces"), output=str(output),
+    result = run_program(Program([*shell, command], False), str(tmp_path / "traces"), output=str(output),
                          timeout=60, cwd=str(tmp_path))
     assert result.returncode == 0, output.read_text()
     return json.loads(output.read_text().splitlines()[-1])
@@ -209,6 +212,33 @@ def test_the_env_of_a_simple_sh_c_command_keeps_what_tracing_needs(monkeypatch, 
     seen = _shell_seen(command, tmp_path)
     assert (seen["PYTHONPATH"], seen["sitecustomize"], seen["A"]) == ([CHILD_DIR], CHILD_DIR, "b")
     assert (seen["TORCH_TRACE"], seen["COMPILESCOPE_BYTECODE_HOOK"]) == (str(tmp_path / "traces"), "1")
+
+
+@pytest.mark.parametrize(("shell", "command"), [
+    (("sh", "-ec"), f"env -i A=b {shlex.quote(PY)} show_env.py"),  # (option letters that change nothing read)
+    (("bash", "-lc"), f"env -i A=b {shlex.quote(PY)} show_env.py"),
+    (("sh", "-c", "--"), f"env -i A=b {shlex.quote(PY)} show_env.py"),
+    (("sh", "-c"), f"exec env -i A=b {shlex.quote(PY)} show_env.py"),
+])
+def test_the_env_of_a_shell_string_given_otherwise_keeps_what_tracing_needs(monkeypatch, tmp_path, shell, command):
+    """`sh -ec`, `bash -lc`, `sh -c -- STRING` and `exec env` in the string were run as written: env -i dropped what
+    tracing needs. They are read as `sh -c STRING` is."""
+    monkeypatch.setenv("PYTHONPATH", "theirs")
+    for name in ("TORCH_TRACE", "TORCH_DTRACE", "A"):
+        monkeypatch.delenv(name, raising=False)
+    seen = _shell_seen(command, tmp_path, shell)
+    assert (seen["PYTHONPATH"], seen["sitecustomize"], seen["A"]) == ([CHILD_DIR], CHILD_DIR, "b")
+    assert seen["TORCH_TRACE"] == str(tmp_path / "traces")
+
+
+def test_a_carriage_return_in_a_shell_string_stays_in_its_word(tmp_path):
+    """shlex splits at a \r, the shell does not: the string rewritten lost it (`echo x\r` printed x)."""
+    (tmp_path / "traces").mkdir()
+    output = tmp_path / "output.txt"
+    result = run_program(Program(["sh", "-c", "env -i /bin/echo x\r"], False), str(tmp_path / "traces"),
+                         output=str(output), timeout=60)
+    assert result.returncode == 0
+    assert output.read_bytes() == b"x\r\n"
 
 
 def test_an_sh_c_string_of_more_than_one_command_is_run_as_written(monkeypatch, tmp_path):
