@@ -147,10 +147,7 @@ def test_an_empty_crash_file_a_process_of_the_program_still_holds_is_kept(tmp_pa
         assert result.crashes == [] and result.held_crash_files == [str(crash_file)]
     finally:
         go.touch()
-    deadline = time.monotonic() + 60
-    while "Segmentation fault" not in _read(crash_file) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert "Fatal Python error: Segmentation fault" in _read(crash_file)
+    _crashed_into(crash_file)
 
 
 def test_the_run_says_a_process_of_the_program_is_still_running(tmp_path: Path) -> None:
@@ -165,6 +162,15 @@ def test_the_run_says_a_process_of_the_program_is_still_running(tmp_path: Path) 
     said = [line for line in proc.stderr.splitlines() if "still running" in line]
     assert said == ["compilescope: a process the program started is still running (and may still crash: its crash "
                     f"file stays in the trace dir: {crash_file.name})"]
+    _crashed_into(crash_file)  # (and the worker has seen go before pytest removes tmp_path)
+
+
+def _crashed_into(crash_file: Path) -> None:
+    """Waits for the crash the process holding crash_file was told to have, and checks faulthandler wrote it there."""
+    deadline = time.monotonic() + 60
+    while "Segmentation fault" not in _read(crash_file) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "Fatal Python error: Segmentation fault" in _read(crash_file)
 
 
 HOLDS = "import sys, time; f = open(sys.argv[1], 'ab'); print('held', flush=True); time.sleep(60)"

@@ -2,7 +2,7 @@
 (bytecode_capture.record_crashes: faulthandler writing to compilescope_crash_<its pid>.txt in $TORCH_TRACE), then
 forks a worker (os.fork, a session of its own) that outlives it: the worker inherits faulthandler and the open file
 named for the program's pid. The program exits at once; the worker waits for the file argv[1], then crashes in native
-code (faulthandler._sigsegv), its stack written into that file.
+code (faulthandler._sigsegv), its stack written into that file (or exits after 300 s without it).
 """
 import importlib.util
 import os
@@ -22,7 +22,10 @@ if os.fork() == 0:
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # (as a daemon does: whoever reads the program's output is not kept waiting for the worker)
         os.dup2(devnull, fd)
+    deadline = time.monotonic() + 300  # (a test that failed before making the file leaves no process behind)
     while not os.path.exists(sys.argv[1]):
+        if time.monotonic() > deadline:
+            os._exit(1)
         time.sleep(0.05)
     import faulthandler
 
