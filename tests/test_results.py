@@ -273,6 +273,7 @@ ADDED_IN_19 = {
 }
 ADDED_IN_20 = {
     "analyses.export.ExportIssue": ("tlparse_reads",),
+    "model.trace.ExportEvent": ("tlparse_reads",),
 }
 
 

@@ -131,3 +131,73 @@ def test_with_export_the_index_links_each_guard_page_as_tlparse_does(log, tmp_pa
     assert guard_page_links(ours(path, tmp_path / "plain")) == []
     if log == "export.log":
         assert theirs == ["-_-_-_-/symbolic_guard_information_0.html"]
+
+
+def _guard_with(**changes) -> dict:
+    """An evaluated guard's record with fields changed (a value of _DROP removes the field)."""
+    meta = guard("u0 > 1", "eval", 12)["guard_added"]
+    for key, value in changes.items():
+        if value is _DROP:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    return {"guard_added": meta}
+
+
+_DROP = object()
+_FRAME = {"line": 3, "name": "f", "filename": 0}
+
+# Records with one field of a type tlparse 0.4.3 does not read (types.rs: SymbolicShapePropagateRealTensorMetadata,
+# FrameSummary, FrameLocals), and some it does. A record it cannot read it drops whole.
+GUARD_RECORDS = {
+    "as logged": {},
+    "expr an int": {"expr": 5},
+    "result an int": {"result": 1},
+    "stack a string": {"stack": "x"},
+    "stack missing": {"stack": _DROP},
+    "user_stack a string": {"user_stack": "x"},
+    "a frame without line": {"user_stack": [{"name": "f", "filename": 0}]},
+    "a frame's line a string": {"user_stack": [{**_FRAME, "line": "3"}]},
+    "a frame's line a float": {"user_stack": [{**_FRAME, "line": 3.0}]},
+    "a frame's filename a string": {"user_stack": [{**_FRAME, "filename": "a.py"}]},
+    "a frame's filename negative": {"stack": [{**_FRAME, "filename": -1}]},
+    "a frame's loc an int": {"user_stack": [{**_FRAME, "loc": 3}]},
+    "a frame's loc null": {"user_stack": [{**_FRAME, "loc": None}]},
+    "a frame a string": {"user_stack": ["f"]},
+    "locals a list": {"frame_locals": {"loc": "x", "locals": ["a"], "symbols": {}}},
+    "a local a list (torch 2.13)": {"frame_locals": {"loc": "x", "locals": {"n": [1, 2]}, "symbols": {}}},
+    "a symbol an int": {"frame_locals": {"loc": "x", "locals": {}, "symbols": {"s": 3}}},
+    "frame_locals a string": {"frame_locals": "x"},
+    "frame_locals null": {"frame_locals": None},
+    "symbol_to_sources a list": {"symbol_to_sources": ["a"]},
+    "a symbol's sources null": {"symbol_to_sources": {"s": None}},
+    "prefix an int": {"prefix": 3},
+    "expr_node_id a string": {"expr_node_id": "12"},
+    "expr_node_id negative": {"expr_node_id": -12},
+    "expr_node_id true": {"expr_node_id": True},
+    "a field tlparse does not know": {"foo": {"bar": 1}},
+}
+
+
+def _numbered_files(out):
+    return sorted(p.name for p in out.rglob("*") if p.name.startswith(("exported_program_", "symbolic_guard_information_")))
+
+
+@pytest.mark.parametrize("changes", GUARD_RECORDS.values(), ids=GUARD_RECORDS.keys())
+def test_a_guard_record_tlparse_cannot_read_takes_no_number(changes, tmp_path):
+    # tlparse drops a record with any field of the wrong type ("Failed to parse metadata JSON"): no page, no number,
+    # so the program after it is exported_program_0.txt. Ours numbers the same files (ExportIssue.tlparse_reads).
+    log = draft_export_log(tmp_path / "g.log", [unbacked(10, "u0"), expression(12, "Eq(u0 + 1, 3)", "eq", ["u0 + 1", "3"], [10]),
+                                                _guard_with(**changes)])
+    tlparse_export(log, tmp_path / "tl")
+    ours(log, tmp_path / "cs", "--export")
+    assert _numbered_files(tmp_path / "cs") == _numbered_files(tmp_path / "tl")
+
+
+@pytest.mark.parametrize("changes", [{"expr": None}, {"expr": _DROP}], ids=["expr null", "expr missing"])
+def test_an_evaluated_guard_without_expr_is_paged(changes, tmp_path):
+    # tlparse 0.4.3 panics on it (guard.expr.clone().unwrap()): no reference. Ours reads the record as its types allow
+    # (expr is an Option) and numbers it.
+    log = draft_export_log(tmp_path / "g.log", [_guard_with(**changes)])
+    ours(log, tmp_path / "cs", "--export")
+    assert _numbered_files(tmp_path / "cs") == ["exported_program_1.txt", "symbolic_guard_information_0.html"]

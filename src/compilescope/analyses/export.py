@@ -422,19 +422,8 @@ def _issue(event: ExportEvent) -> ExportIssue | None:
     node_id = m.get("expr_node_id", m.get("expr_id"))
     if _is_id(node_id):
         issue.expr_node_id = node_id
-    issue.tlparse_reads = _tlparse_reads(m)
+    issue.tlparse_reads = event.tlparse_reads
     return issue
-
-
-def _tlparse_reads(m: dict[str, Any]) -> bool:
-    """Whether tlparse 0.4.3 reads a guard's record (types.rs: frame_locals' locals and symbols map a name to a string
-    or null, symbol_to_sources to a string); a record it cannot read it drops whole ("Failed to parse metadata JSON")."""
-    frame_locals = m.get("frame_locals")
-    maps = [(m.get("symbol_to_sources"), False)]
-    if isinstance(frame_locals, dict):
-        maps += [(frame_locals.get("locals"), True), (frame_locals.get("symbols"), True)]
-    return all(not isinstance(values, dict) or all(type(v) is str or (v is None and nullable) for v in values.values())
-               for values, nullable in maps)
 
 
 class _ExprIndex:

@@ -30,7 +30,7 @@ RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was
 # (a field it lacks would load as its default: every recompile avoidable, no AOTInductor package), and say in
 # RESULTS_ADDED what the new version added, which a refused older file is told it lacks.
-# 19, 18, 17, 16, 15, 14, 13, 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
+# 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
 # CompileCache.reason_numbers: were worked out where they were shown);
 # 8: the stacks outside any compilation are grouped by the user's frames (outside_stacks; was one trie);
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
@@ -39,7 +39,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 20
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "2860ea40bb483671"
+RESULTS_FINGERPRINT = "cc7dfcc025680f66"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -90,7 +90,7 @@ RESULTS_ADDED = {
         "and bypass reasons name it, a restarted attempt's told apart (CompileCache.label, .names_package; "
         "Caches.compiles_by_reason holds those labels)",
     20: "whether tlparse 0.4.3 reads a draft-export issue's record, which numbers the files of --export as tlparse "
-        "does (ExportIssue.tlparse_reads)",
+        "does (ExportIssue.tlparse_reads, read from the record as logged: ExportEvent.tlparse_reads)",
 }
 
 

@@ -286,6 +286,7 @@ class ExportEvent:
     compile_id: CompileId | None
     metadata: dict[str, Any]  # as logged, with its stacks resolved to frame dicts
     context_stack: list[Frame] | None = None  # the envelope's own `stack` (events outside any compile)
+    tlparse_reads: bool = True  # whether tlparse 0.4.3 reads the record as logged (ingest/tlparse_types.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -294,6 +295,7 @@ class ExportEvent:
             "compile_id": self.compile_id.to_json() if self.compile_id else None,
             "metadata": self.metadata,
             "context_stack": [f.to_json() for f in self.context_stack] if self.context_stack is not None else None,
+            "tlparse_reads": self.tlparse_reads,
         }
 
 

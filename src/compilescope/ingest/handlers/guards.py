@@ -7,6 +7,7 @@ import orjson
 from ...model.builder import TraceBuilder
 from ...model.trace import GUARDS, ExportEvent
 from ..envelope import Envelope
+from ..tlparse_types import TLPARSE_GUARD_KINDS, tlparse_reads_guard
 from .registry import handles
 
 
@@ -85,4 +86,6 @@ def _keep_export_event(env: Envelope, b: TraceBuilder, meta: dict) -> None:
     metadata = {k: v for k, v in meta.items() if k != "lineno"}
     context = env.obj.get("stack")
     context_stack = b.frames(context) if isinstance(context, list) else None
-    b.export_events.append(ExportEvent(env.lineno, env.kind, env.compile_id, metadata, context_stack))
+    # Read before its stacks are resolved: tlparse drops a record whose stack is not of its frames' types.
+    reads = tlparse_reads_guard(env.metadata) if env.kind in TLPARSE_GUARD_KINDS else True
+    b.export_events.append(ExportEvent(env.lineno, env.kind, env.compile_id, metadata, context_stack, reads))
