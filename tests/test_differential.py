@@ -15,6 +15,7 @@ import pytest
 from .conftest import (CUDA211_LOGS, TORCH213_LOGS, GPU_TRACES, PEER_SINGLE_LOGS, TORCH213, TORCH214, cuda211, peer, report,
                        shared, tlparse_binary, torch213, torch214)
 from .htmltable import table_rows
+from .tracelog import cid as compile_id_of, envelope
 
 pytestmark = pytest.mark.oracle
 
@@ -379,7 +380,6 @@ def test_provenance_pages_are_under_provenance(tmp_path):
     assert (tmp_path / "cs" / "provenance" / "-_0_0_0.json").is_file()
 
 
-
 @pytest.mark.parametrize("name", ["inductor_provenance_jit_log.txt", "comp_metrics.log", "export.log"])
 def test_inductor_provenance_writes_a_page_for_every_compile_directory_as_tlparse_does(name, tmp_path):
     # -i: tlparse writes a provenance page for each entry of compile_directory.json, an empty one where the log has
@@ -416,6 +416,38 @@ def test_json_artifacts_have_tlparses_bytes(origin, name, tmp_path):
     assert urls
     for url in urls:
         assert (tmp_path / "cs" / url).read_bytes() == (tmp_path / "tl" / url).read_bytes(), url
+
+
+# JSON payloads whose numbers orjson and serde_json could write differently (orjson: 1e+100, serde_json: 1e100), some
+# with "e+" inside strings, which stays as logged.
+JSON_PAYLOADS = [
+    '{"f": [1.0, 1e100, 0.1, -0.0, 1.5e-7, 12345678901234567890.0, 1E5, 2.5e+20, 100000000000000000000000.0]}',
+    '{"n": 123456789012345678901234567890}',
+    '{"n": -9223372036854775809}',
+    '{"n": 18446744073709551615, "m": -9223372036854775808}',
+    '{"s": "1e+5", "1e+5": 2e+5, "q\\"e+": ["\\\\", "e+", 3e+7]}',
+    '{"big": 1e400}',
+    '[1e+300, "x"]',
+    '{"a": 1, "b": {"z": 1e-5}}',
+]
+
+
+def test_json_numbers_are_written_as_serde_json_writes_them(tmp_path):
+    # tlparse re-indents a JSON artifact with serde_json, which writes an exponent without "+" (1e100); orjson writes
+    # 1e+100. Ours turns that "e+" into "e", outside strings only.
+    lines = [envelope({"str": ["/a.py", 0]})]
+    for i, payload in enumerate(JSON_PAYLOADS):
+        lines.append(envelope({"artifact": {"name": f"case{i}", "encoding": "json"}, **compile_id_of(0)}, payload))
+    log = tmp_path / "numbers.log"
+    log.write_text("".join(lines))
+    theirs = run_tlparse(log, tmp_path / "tl")
+    report(log, tmp_path / "cs")
+    urls = [a["url"] for entry in theirs.values() for a in entry["artifacts"] if a["url"].endswith(".json")]
+    assert len(urls) == len(JSON_PAYLOADS)
+    assert "1e100" in (tmp_path / "tl" / urls[0]).read_text()
+    for url in urls:
+        assert (tmp_path / "cs" / url).read_bytes() == (tmp_path / "tl" / url).read_bytes(), url
+
 
 def test_restart_reasons_are_escaped(tmp_path):
     # The print() graph break's reason names "<class 'torch._dynamo...'>": tlparse emits it raw.

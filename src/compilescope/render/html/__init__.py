@@ -24,6 +24,7 @@ from ...model.ids import compile_id_key
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..charts import CompileTimeChart
+from ...lazy_regex import lazy_compile
 from ..content import chunked, later
 from ..options import LineLink, ReportOptions, artifact_file_name, artifact_url, dump_file_url, line_link, readable_url
 from .env import ENV, custom_header, page_script_src, preload_templates, prism_script_src
@@ -329,12 +330,19 @@ def _artifact(page: Page, entry: Compile, artifact: Artifact) -> Iterable[bytes]
     raise ValueError(f"unknown artifact display {artifact.display!r}")
 
 
+# A JSON string (kept whole) or an exponent's "e+" outside strings.
+_STRING_OR_EXPONENT_PLUS = lazy_compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")|e\+')
+
+
 def _pretty_json(text: str) -> bytes | str:
     """The payload as tlparse writes it (serde_json's to_string_pretty of a Value, whose maps sort their keys)."""
     try:
-        return orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+        out = orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     except (orjson.JSONDecodeError, TypeError):
         return text  # keep what the log had, even if it is not JSON (or too deeply nested)
+    if b"e+" in out:  # rare: orjson writes 1e+100 where serde_json writes 1e100
+        out = _STRING_OR_EXPONENT_PLUS.sub(lambda m: m[1] or b"e", out)
+    return out
 
 
 def _metrics_page(page: Page, entry: Compile, artifact: Artifact) -> bytes:
