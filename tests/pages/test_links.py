@@ -4,24 +4,81 @@ compile id (torch.export's records, Inductor's files written outside any compile
 from __future__ import annotations
 
 import re
+from html import unescape
+from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
 from ..conftest import peer, report, torch213
 
-_HREF = re.compile(r'href="([^"#:?]+)(?:#[^"]*)?"')
+_HREF = re.compile(r'href="([^"]*)"')
+_ID = re.compile(r'\bid="([^"]*)"')
+
+
+def _links(page: Path) -> list[tuple[str, str]]:
+    """(path, fragment) of each relative link of a page (a path "" is the page itself)."""
+    found = []
+    for href in _HREF.findall(page.read_text()):
+        href = unescape(href)
+        if re.match(r"^[a-z]+:|//", href):
+            continue  # another site, a data: or javascript: URL
+        path, _, fragment = href.partition("#")
+        found.append((unquote(path.partition("?")[0]), fragment))
+    return found
 
 
 @pytest.mark.parametrize("log", [torch213("export.log"), torch213("graph_breaks.log"), peer("export_guard_added.log"),
-                                 peer("simple.log")], ids=lambda p: p.name)
-def test_every_relative_link_lands_on_a_file(log, tmp_path):
+                                 peer("simple.log"), peer("inductor_provenance_aot_log.txt")], ids=lambda p: p.name)
+def test_every_relative_link_lands_on_a_file_and_its_fragment_on_an_element(log, tmp_path):
+    # peer inductor_provenance_aot_log.txt's index linked #insights-dynamic_shapes, which no element had.
     out = tmp_path / "out"
     report(log, out)
     pages = list(out.rglob("*.html"))
     assert len(pages) > 3
-    broken = [(str(page.relative_to(out)), href) for page in pages for href in _HREF.findall(page.read_text())
-              if not (page.parent / href).exists()]
+    ids: dict[Path, set[str]] = {}
+    broken = []
+    for page in pages:
+        for path, fragment in _links(page):
+            target = (page.parent / path).resolve() if path else page.resolve()
+            if not target.exists():
+                broken.append((str(page.relative_to(out)), path))
+            elif fragment and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = set(_ID.findall(target.read_text()))
+                if unescape(fragment) not in ids[target]:
+                    broken.append((str(page.relative_to(out)), f"{path}#{fragment}"))
     assert broken == []
+
+
+# Pages no link reaches from index.html, by design: none yet. The export index's pages of the guards tlparse shows
+# (symbolic_guard_information_N.html, written under --export with tlparse's names) are being linked in
+# render/html/export.py by another change; until then they are expected unreached.
+GUARD_PAGES_UNLINKED_YET = re.compile(r"symbolic_guard_information_\d+\.html$")
+
+
+@pytest.mark.parametrize("origin,name,flags", [
+    ("peer", "inductor_provenance_jit_log.txt", ()), ("peer", "inductor_provenance_jit_log.txt", ("-i",)),
+    ("peer", "comp_metrics.log", ("-i",)), ("peer", "export.log", ("-i",)), ("peer", "export.log", ("--export",)),
+    ("peer", "inductor_provenance_aot_log.txt", ("-i",)), ("torch213", "cache_warm.log", ("-i",)),
+    ("torch213", "graph_breaks.log", ()), ("torch213", "export_draft.log", ("--export",))])
+def test_every_page_written_is_reached_by_links_from_the_index(origin, name, flags, tmp_path):
+    # With -i, tlparse's index links every provenance_tracking page; ours wrote a page for every compile directory
+    # (an empty one where there is nothing to map) but linked only those that map something.
+    log = peer(name) if origin == "peer" else torch213(name)
+    out = tmp_path / "out"
+    report(log, out, *flags)
+    reached = set()
+    work = [(out / "index.html").resolve()]
+    while work:
+        page = work.pop()
+        if page in reached:
+            continue
+        reached.add(page)
+        work += [target for path, _ in _links(page) if path and (target := (page.parent / path).resolve()).suffix == ".html"
+                 and target.exists()]
+    unreached = sorted(str(p.relative_to(out)) for p in out.resolve().rglob("*.html") if p not in reached)
+    assert [p for p in unreached if not GUARD_PAGES_UNLINKED_YET.search(p)] == []
 
 
 def test_a_line_links_title_says_where_it_goes(tmp_path):
@@ -29,7 +86,6 @@ def test_a_line_links_title_says_where_it_goes(tmp_path):
     page, what torch.compile did to it; a file torch dumped (compiled autograd's `<eval_with_key>.5`, in the log's
     dump_file records), its source as dumped. The second said only the path."""
     import gzip
-    from html import unescape
 
     log = torch213("compiled_autograd.log.gz")
     dumped = set(re.findall(r'"dump_file": \{"name": "([^"]+)"', gzip.open(log, "rt").read()))

@@ -147,6 +147,16 @@ class Insights:
             return count(len(self.aoti.packages) or len(self.aoti.calls), "AOTInductor compile")
         return count(self.n_compiles, "compile id")
 
+    def finding_url(self, finding: Finding) -> str | None:
+        """Where the index links a finding: the section that explains it; draft export's issues are on the export page
+        (index.html whenever the log has them). None where that section is not shown: an AOTInductor package's inputs
+        (a dynamic_shapes finding, which says them itself) in a log with no dynamic shapes linked a heading no page had."""
+        if finding.section == "export":
+            return "index.html#issues"
+        if finding.section == "dynamic_shapes" and not self.dynamic_shapes:
+            return None
+        return f"#insights-{finding.section}"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,

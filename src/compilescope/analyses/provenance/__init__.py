@@ -354,5 +354,11 @@ class Provenance:
         by_dir = {entry.dir_name: entry for entry in trace.sorted_compiles() if entry.dir_name not in mapped}
         return list(by_dir.values())
 
+    def paged_dirs(self, trace: Trace, every_compile: bool) -> set[str]:
+        """The compile directories given a provenance page: those with something to map, and with every_compile (-i,
+        as tlparse) every other too (an empty page). The pages that link provenance link these, and only these."""
+        mapped = {found.dir_name for found in self.compiles.values()}
+        return (mapped | {entry.dir_name for entry in self.unmapped(trace)}) if every_compile else mapped
+
     def to_json(self) -> dict[str, Any]:
         return {c.dir_name: c.to_json() for c in self.compiles.values()}

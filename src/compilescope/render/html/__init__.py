@@ -103,12 +103,13 @@ class Page:
         self.trace = trace
         self.results = results
         self.options = options
+        provenance_dirs = results.provenance.paged_dirs(trace, options.inductor_provenance)
         self.common: dict[str, Any] = {
             "source": trace.source,
             "source_name": os.path.basename(trace.source),
             "rank": trace.rank,
             "artifact_url": lambda a: artifact_url(a, options),
-            "provenance_url": lambda c: provenance_url(c.dir_name) if c.compile_id in results.provenance.compiles else None,
+            "provenance_url": lambda c: provenance_url(c.dir_name) if c.dir_name in provenance_dirs else None,
             "up_url": options.up_url,
             "up_label": options.up_label,
             "line_link": self.line_link,

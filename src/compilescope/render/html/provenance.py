@@ -53,6 +53,7 @@ def provenance_files(page: Page) -> Iterator[tuple[str, str | bytes | Iterator[b
         yield f"{base}.html", _provenance_page(page, entry, found)
         yield f"{base}.json", _provenance_json(found)
     if page.options.inductor_provenance:  # (-i) tlparse's page for every compile directory, saying so where empty
+        # (Provenance.paged_dirs: the pages linking provenance link these)
         for entry in page.results.provenance.unmapped(page.trace):
             yield provenance_url(entry.dir_name), page.render("provenance_empty.html", "../", c=entry)
 
