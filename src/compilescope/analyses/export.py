@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import field
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import orjson
@@ -255,12 +256,14 @@ class ExportReport:
         """Draft export ran (it logged a program) and found nothing."""
         return not self.issues and bool(self.exported_programs)
 
+    @cached_property
     def numbered_as_tlparse(self) -> ExportNumbers:
         """The numbers tlparse 0.4.3 gives under --export: one counter over the whole log (lib.rs output_count, for
         every compile id), in log order, taken by each exported program's file and by the page of each guard it shows
         (symbolic_guard_information_N.html: an evaluated guard_added, a propagate_real_tensors_provenance; no other
         file is written under --export; not for a record tlparse cannot read, ExportIssue.tlparse_reads). export.log's
-        program, logged after its one issue, is exported_program_1.txt."""
+        program, logged after its one issue, is exported_program_1.txt. Once: the files' names, the index's links and
+        the guard pages each read it. (Not a field, so not saved; the report is complete when the analysis returns.)"""
         paged = [(issue.lineno, 1, issue) for issue in self.issues if issue.kind in GUARD_PAGE_KINDS and issue.tlparse_reads]
         programs = [(a.lineno, 0, a) for a in self.exported_programs]
         numbers = ExportNumbers({}, [])
@@ -271,17 +274,20 @@ class ExportReport:
                 numbers.programs[item.number] = n
         return numbers
 
+    @cached_property
     def guard_pages(self) -> list[tuple[ExportIssue, str]]:
         """Each page tlparse writes under --export for a guard it shows, by its path in the report:
         symbolic_guard_information_N.html (numbered_as_tlparse), in the directory of the guard's compile id."""
         return [(issue, f"{issue.compile_id.dir_name() if issue.compile_id else NO_COMPILE_ID_DIR}/"
                         f"symbolic_guard_information_{number}.html")
-                for issue, number in self.numbered_as_tlparse().guard_pages]
+                for issue, number in self.numbered_as_tlparse.guard_pages]
 
-    def guard_page_urls(self) -> list[str | None]:
-        """For each of issues, the path of its page under --export (guard_pages), None where it has none: tlparse's
-        index links each page ("click here"), ours beside the issue's details."""
-        paths = {id(issue): path for issue, path in self.guard_pages()}
+    def guard_page_urls(self, export: bool) -> list[str | None]:
+        """For each of issues, the path of its page (guard_pages), None where it has none: every one without --export,
+        which writes no such page. tlparse's index links each page ("click here"), ours beside the issue's details."""
+        if not export:
+            return [None] * len(self.issues)
+        paths = {id(issue): path for issue, path in self.guard_pages}
         return [paths.get(id(issue)) for issue in self.issues]
 
     def to_json(self) -> dict[str, Any]:

@@ -39,7 +39,7 @@ def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iter
 
 def _files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[tuple[str, Content]]:
     if options.export:  # every page and file that names an exported program's file names it as tlparse does
-        options = replace(options, export_program_numbers=tuple(results.export.numbered_as_tlparse().programs.items()))
+        options = replace(options, export_program_numbers=tuple(results.export.numbered_as_tlparse.programs.items()))
     yield from render_html(trace, results, options)
     # Sorted keys, as tlparse writes it (so the two files can be diffed byte for byte); streamed: it grows with the log.
     # (a generator: worked out only by the process that writes it, output.py)

@@ -29,8 +29,7 @@ def render_export_index(page: Any) -> str:
         "",
         export=report,
         asked=page.options.export,
-        # the pages guard_pages writes, under --export only
-        guard_page_urls=report.guard_page_urls() if page.options.export else [None] * len(report.issues),
+        guard_page_urls=report.guard_page_urls(page.options.export),
         programs=programs,
         compiles=trace.sorted_compiles(),
         n_compiles=trace.n_compile_ids,
@@ -47,5 +46,5 @@ def guard_pages(page: Any) -> Iterator[tuple[str, str]]:
     """Under --export, tlparse's page for each guard it shows (analyses.export ExportReport.guard_pages): the issue's
     details, as the export index shows them."""
     listed_as = {id(issue): n for n, issue in enumerate(page.results.export.issues, 1)}  # (its number on the index)
-    for issue, path in page.results.export.guard_pages():
+    for issue, path in page.results.export.guard_pages:
         yield path, page.render("symbolic_guard.html", "../", issue=issue, index=listed_as[id(issue)])
