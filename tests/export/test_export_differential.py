@@ -131,6 +131,19 @@ def test_with_export_the_index_links_each_guard_page_as_tlparse_does(log, tmp_pa
     assert guard_page_links(ours(path, tmp_path / "plain")) == []
     if log == "export.log":
         assert theirs == ["-_-_-_-/symbolic_guard_information_0.html"]
+    if log.startswith("torch213 "):
+        # tlparse drops this log's one issue record (torch 2.13's locals are lists: ExportIssue.tlparse_reads), so it
+        # writes and links no page: this case can only catch a link ours adds that tlparse has not (one to a page of a
+        # record tlparse cannot read). The issue is listed all the same, so an empty list is not an empty report's.
+        assert theirs == [] and issue_rows(ours(path, tmp_path / "cs", "--export"))
+
+
+def test_the_guard_page_link_says_what_the_page_shows(tmp_path):
+    # The link beside an issue's inline details names the page it leads to (tlparse's "Please click here for more
+    # information": its stacks, locals and provenance), not "its page".
+    index = ours(peer("export.log"), tmp_path / "cs", "--export")
+    assert re.findall(r"""<a href=["'][^"']*symbolic_guard_information_\d+\.html["']>([^<]*)</a>""", index) == [
+        "guard details page"]
 
 
 def _guard_with(**changes) -> dict:
