@@ -214,3 +214,15 @@ def test_an_evaluated_guard_without_expr_is_paged(changes, tmp_path):
     log = draft_export_log(tmp_path / "g.log", [_guard_with(**changes)])
     ours(log, tmp_path / "cs", "--export")
     assert _numbered_files(tmp_path / "cs") == ["exported_program_1.txt", "symbolic_guard_information_0.html"]
+
+
+@pytest.mark.parametrize("flags", [("--export",), ()])
+def test_compile_directory_numbers_the_exported_program_as_its_file_name_does(flags, tmp_path):
+    # tlparse writes no compile_directory.json entry for an exported program (no file at all under --export, and
+    # "artifacts": [] for export.log without it), so ours agrees with itself: the entry's number is the one in its
+    # name. Under --export that is tlparse's counter (exported_program_1.txt for export.log), not Artifact.number (0).
+    ours(peer("export.log"), tmp_path / "cs", *flags)
+    entries = [a for entry in json.loads((tmp_path / "cs" / "compile_directory.json").read_text()).values()
+               for a in entry["artifacts"]]
+    assert [(a["name"], a["number"]) for a in entries] == [
+        ("exported_program_1.txt", 1) if flags else ("exported_program_0.txt", 0)]

@@ -10,7 +10,7 @@ from ..model import trace as trace_model
 from ..model.trace import CODE, LINK, TEXT, JSON, Artifact, Compile, RawSpans, Trace
 from ..model.payloads import PAYLOAD_KEY
 from .content import chunked
-from .options import ReportOptions, artifact_file_name, artifact_url, kept_by_md5, payload_file, readable_url
+from .options import ReportOptions, artifact_file_name, artifact_file_number, artifact_url, kept_by_md5, payload_file, readable_url
 
 
 DIRECTORY_CHUNK = 256 << 10  # bytes of compile_directory.json handed to the writer at a time
@@ -53,8 +53,9 @@ def _directory_artifact(a: Artifact, options: ReportOptions) -> dict:
     return {
         "name": a.name.rsplit("/", 1)[-1] if a.display == LINK else artifact_file_name(a, options),
         # tlparse records the number of the last file it wrote for an
-        # entry: the readable companion page is numbered after the JSON.
-        "number": a.file_number + 1 if a.readable else a.file_number,
+        # entry: the readable companion page is numbered after the JSON. (An exported program's, under --export, is
+        # the one in its name, tlparse's: tlparse writes no entry for it.)
+        "number": artifact_file_number(a, options) + 1 if a.readable else artifact_file_number(a, options),
         "suffix": a.suffix,
         "url": artifact_url(a, options),
         "readable_url": readable_url(a, options),

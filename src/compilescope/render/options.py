@@ -44,13 +44,21 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
     return f"{directory}/{artifact_file_name(artifact, options)}"
 
 
+def artifact_file_number(artifact: Artifact, options: ReportOptions) -> int:
+    """The number in the name of the file written for an artifact: Artifact.file_number, but under --export an
+    exported program's is tlparse's (export_program_numbers)."""
+    if options.export and artifact.kind == "exported_program":
+        for number, tlparse_number in options.export_program_numbers:  # (a log has one or a few)
+            if number == artifact.number:
+                return tlparse_number
+    return artifact.file_number
+
+
 def artifact_file_name(artifact: Artifact, options: ReportOptions) -> str:
     """The name of the file written for an artifact: with -p, output code is a .txt file, not a page."""
     filename = artifact.filename
     if options.export and artifact.kind == "exported_program":
-        for number, tlparse_number in options.export_program_numbers:  # (a log has one or a few)
-            if number == artifact.number:
-                return f"{safe_stem(artifact.name)}_{tlparse_number}.{artifact.ext}"
+        return f"{safe_stem(artifact.name)}_{artifact_file_number(artifact, options)}.{artifact.ext}"
     if options.plain_text and artifact.display == CODE and artifact.ext == "html":
         return filename[: -len(".html")] + ".txt"
     return filename
