@@ -601,6 +601,11 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     cache_dir: an empty Inductor cache the caller owns and removes (fresh_cache: a temporary one, removed here).
     """
     before = set(os.listdir(trace_dir))
+    # A crash file already there is another run's, or a leftover, unless it is written again meanwhile: a process of
+    # this run given the pid it is named for (a container's pids repeat every run) has faulthandler rewrite it, in place.
+    # An empty one that no process seen holds is not removed here as a leftover: a process in another pid namespace
+    # sharing the directory (another container) is not in this /proc and may hold it, its crash still to come.
+    crash_files_before = _stats(trace_dir, [name for name in before if crash_file_pid(name) is not None])
     owned_cache = tempfile.mkdtemp(prefix="compilescope_inductor_cache_") if fresh_cache and cache_dir is None else None
     cache_dir = cache_dir or owned_cache
     result = RunResult(returncode=0, trace_dir=trace_dir)
@@ -631,9 +636,21 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     result.logs = owners.ours([p for p in find_logs(trace_dir) if os.path.basename(p) not in before])
     result.joined = join_process_logs(result.logs)
     result.logs = [p for p in result.logs if os.path.exists(p)]
-    result.crashes = attach_crash_reports(trace_dir, result.logs, before, mine=owners.crash_file_ours,
+    rewritten = {name for name, stat in crash_files_before.items()
+                 if _stats(trace_dir, [name]).get(name, stat) != stat}
+    result.crashes = attach_crash_reports(trace_dir, result.logs, before - rewritten, mine=owners.crash_file_ours,
                                           held=result.held_crash_files)
     return result
+
+
+def _stats(directory: str, names: list[str]) -> dict[str, tuple[int, int, int]]:
+    """Each of names in directory that is there: its (inode, size, mtime), which a rewrite changes."""
+    stats = {}
+    for name in names:
+        with suppress(OSError):
+            stat = os.stat(os.path.join(directory, name))
+            stats[name] = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    return stats
 
 
 LOOK_EVERY_S = 0.1  # how often the trace directory is looked at for new logs while the program runs (_LogOwners)
@@ -793,9 +810,10 @@ def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str
     that crashed (ingest/crash_files.py: the newest of logs with its pid) as an artifact its reader takes like any
     other, so that the log alone tells it; the empty files of the processes that did not crash are removed, except
     those a live process still holds open (a daemon the program started, a worker it forked that inherited the file):
-    faulthandler would write its crash into the file unlinked, lost. Only files this run made (not in before: an empty
-    leftover of an earlier run is left alone, as its process cannot be known gone where the directory is shared with
-    another pid namespace, a container); pid: only that process's file; mine: only the files it says are this run's
+    faulthandler would write its crash into the file unlinked, lost. Only files this run made or wrote again (not in
+    before: run_program leaves out of it a file rewritten meanwhile; an empty leftover of an earlier run is left
+    alone, as its process cannot be known gone where the directory is shared with another pid namespace, a
+    container); pid: only that process's file; mine: only the files it says are this run's
     processes' (given the name and its pid: _LogOwners.crash_file_ours), not those of a run beside it. held: the
     empty files kept because a process holds them open are added to it."""
     found, empty = [], []

@@ -17,7 +17,7 @@ import pytest
 from compilescope import runner
 from compilescope.ingest.discover import TORCH_LOG_NAME
 
-from .conftest import compilescope
+from .conftest import clean_env, compilescope
 
 LOG = Path(__file__).parent.parent / "data" / "torch213" / "logs" / "cache_warm.log"
 
@@ -264,3 +264,38 @@ def test_a_crash_file_of_a_live_process_not_the_programs_is_asked_of_once(tmp_pa
             assert proc.stdin is not None
             proc.stdin.close()
             proc.wait()
+
+
+def _unshare_works() -> bool:
+    try:
+        return subprocess.run(["unshare", "-pf", "--mount-proc", "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -pf --mount-proc` (a pid namespace, as a container has)")
+def test_a_crash_into_a_crash_file_left_by_an_earlier_run_is_reported(tmp_path: Path) -> None:
+    """In a container every run's processes get the same pids: an empty crash file an earlier run kept (its holder then
+    still running) is there when a process of the next run with that pid starts, and faulthandler writes its crash into
+    that file. The run passed over every crash file there before it started: the crash was neither said nor added to
+    the log. Here the run is in a pid namespace of its own (`unshare -pf`, compilescope its first process) and the
+    trace directory holds an empty file for each of its first pids; the program crashes."""
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    for pid in range(2, 32):
+        (trace_dir / f"compilescope_crash_{pid}.txt").write_bytes(b"")
+    go = tmp_path / "go"
+    go.touch()
+    proc = subprocess.run(["unshare", "-pf", "--mount-proc", sys.executable, "-m", "compilescope", "run", "--no-browser",
+                           "--trace-dir", str(trace_dir), "--", sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG),
+                           f"{TORCH_LOG_NAME}_run.log", str(go), "crash"],
+                          cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
+    said = re.findall(r"compilescope: process (\d+) crashed \(Segmentation fault\); its stack \(added to (.*)\):",
+                      proc.stderr)
+    assert [log for _, log in said] == [str(trace_dir / f"{TORCH_LOG_NAME}_run.log")], proc.stderr
+    pid = int(said[0][0])
+    assert pid in range(2, 32)  # (the file was there before the run)
+    assert not (trace_dir / f"compilescope_crash_{pid}.txt").exists()
+    assert '"name": "compilescope_crash"' in (trace_dir / f"{TORCH_LOG_NAME}_run.log").read_text()
+    # The other leftovers, which no process of the run wrote, are left as they were
+    assert len(list(trace_dir.glob("compilescope_crash_*.txt"))) == 29

@@ -1,7 +1,7 @@
 """Stands in for a traced process of a run that shares its --trace-dir with another run: turns on the crash recorder
 as `compilescope run`'s child does once torch is imported (bytecode_capture.record_crashes: faulthandler writing to
 compilescope_crash_<pid>.txt in $TORCH_TRACE, held open for the life of the process), writes a real torch 2.13 log
-with its own pid in each record's glog prefix and holds it open (as torch would), then waits for a file and then
+with its own pid in each record's glog prefix and holds it open (as torch would), then waits for a file (300 s at most: then it exits with status 1) and then
 ends: crashes in native code (faulthandler._sigsegv), or exits. With "tee", the recorder is turned on as a capture()
 block does in a process whose faulthandler is on already (`python -X faulthandler`): a `tee` child of this process
 holds the crash file, not this process.
@@ -37,7 +37,10 @@ log = open(os.path.join(os.environ["TORCH_TRACE"], sys.argv[2]), "wb")  # noqa: 
 log.write(data)  # as torch holds its log (runner.writes_log)
 log.flush()
 print("traced", flush=True)
+deadline = time.monotonic() + 300  # (a test that failed before making the file leaves no process behind)
 while not os.path.exists(sys.argv[3]):
+    if time.monotonic() > deadline:
+        sys.exit(1)
     time.sleep(0.05)
 if sys.argv[4] == "crash":
     import faulthandler
