@@ -677,7 +677,8 @@ class _LogOwners:
         # Read once per log, not every look: a log's name -> (its inode, the pid of its first record), once it has
         # one (a file that takes the name later, another inode, is read again); a log with none yet -> its (inode,
         # size, mtime) when its head was read (read again only once it has changed, grown or rewritten: a log idle
-        # for minutes is not read ten times a second).
+        # for minutes is not read ten times a second). For the looks only: an inode may be reused at once, so ours()
+        # reads a log's first record again.
         self.pids: dict[str, tuple[int, int]] = {}
         self.heads_read: dict[str, tuple[int, int, int]] = {}
         # Crash files whose pid is a live process, not the program's nor holding the file, placed by nobody while
@@ -751,26 +752,19 @@ class _LogOwners:
         return True
 
     def ours(self, logs: list[str]) -> list[str]:
-        """Of logs (new in the trace directory, the program ended), the program's."""
+        """Of logs (new in the trace directory, the program ended), the program's. A log not told apart while it ran
+        has its first record read again here, once, not taken from the looks' cache: the file under that name may be
+        another by now with the same inode and size (ext4 gives a new file the inode of one just removed), or the same
+        file written again."""
         kept = []
         for log in logs:
-            name = os.path.basename(log)
-            mine = self.told.get(name)
+            mine = self.told.get(os.path.basename(log))
             if mine is None:
-                pid = self._cached_pid(name, log) or first_pid(log)
+                pid = first_pid(log)
                 mine = pid is None or pid == self.program.pid or not (process_alive(pid) and writes_log(pid, log))
             if mine:
                 kept.append(log)
         return kept
-
-    def _cached_pid(self, name: str, log: str) -> int | None:
-        """The pid read while the program ran from log's first record, where the file under that name is still the
-        one read (its inode)."""
-        cached = self.pids.get(name)
-        try:
-            return cached[1] if cached is not None and os.stat(log).st_ino == cached[0] else None
-        except OSError:
-            return None
 
     def crash_file_ours(self, name: str, pid: int) -> bool:
         """Whether the crash file name (new in the trace directory, the program ended) is of the program's processes:

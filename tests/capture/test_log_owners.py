@@ -64,9 +64,9 @@ def test_a_log_is_read_once_per_size_until_placed(tmp_path: Path, reads: list[st
     for _ in range(3):
         owners.look()
     assert reads == [name] * 3
-    # After the program: the pid read while it ran says whose the log is, without reading it again.
+    # After the program: the log, not told apart while it ran, is read once more (the file may be another by now)
     assert owners.ours([str(log)]) == [str(log)]
-    assert reads == [name] * 3
+    assert reads == [name] * 4
 
 
 CRASH_FILE_THEN_WAITS = Path(__file__).parent / "programs" / "crash_file_then_waits.py"
@@ -299,3 +299,35 @@ def test_a_crash_into_a_crash_file_left_by_an_earlier_run_is_reported(tmp_path: 
     assert '"name": "compilescope_crash"' in (trace_dir / f"{TORCH_LOG_NAME}_run.log").read_text()
     # The other leftovers, which no process of the run wrote, are left as they were
     assert len(list(trace_dir.glob("compilescope_crash_*.txt"))) == 29
+
+
+def test_a_log_rewritten_in_place_by_another_process_is_read_again_at_the_end(tmp_path: Path) -> None:
+    """A log read while the program ran (its first record's pid, a process gone) is written again under its name, in
+    the same file (the same inode: as ext4 gives a new file the inode of one just removed), by another process that
+    still holds it. The pid read while the program ran was taken at the end, and that process's log for the
+    program's. The end reads each log's first record again."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    program = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    owners = runner._LogOwners(str(tmp_path), set(), program)
+    log = tmp_path / f"{TORCH_LOG_NAME}_1_0.log"
+    log.write_bytes(_with_pid(gone.pid))
+    inode = log.stat().st_ino
+    owners.look()
+    rewrites = ("import sys, time; f = open(sys.argv[1], 'wb'); f.write(sys.stdin.buffer.read().replace(b'PID', "
+                "str(__import__('os').getpid()).encode())); f.flush(); print('held', flush=True); time.sleep(60)")
+    other = subprocess.Popen([sys.executable, "-c", rewrites, str(log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert other.stdin is not None and other.stdout is not None
+        other.stdin.write(re.sub(rb"^(V\d{4} [\d:.]+ )\d+ ", rb"\g<1>PID ", LOG.read_bytes(), flags=re.M))
+        other.stdin.close()
+        assert other.stdout.readline() == b"held\n"
+        assert log.stat().st_ino == inode and runner.first_pid(str(log)) == other.pid
+        owners.look()
+        assert program.stdin is not None
+        program.stdin.close()
+        program.wait()
+        assert owners.ours([str(log)]) == []
+    finally:
+        other.kill()
+        other.wait()
