@@ -392,11 +392,13 @@ _ENV_HARMLESS = ("-v", "--debug")
 _ENV_PRINTS_ONLY = ("-0", "--null")
 # Shells whose `-c STRING` is read for an env in it, where STRING is one simple command (shell_command)
 _SHELLS = ("sh", "bash")
-# Option letters that may be joined to the shell's c (`sh -ec`, `bash -lc`): none changes how the string is split nor
-# which command it runs. e: exit on error; u: unset variables an error; x, v: print what runs, on stderr; f: no globs
-# (a string with a glob character is not read anyway); l: a login shell, which reads the profile first (what it sets,
-# env's -i or NAME=VALUE overrides as before). Not these: i (interactive: aliases, rc files), k (NAME=VALUE anywhere is
-# an assignment), n (runs nothing), s, o and the rest: the string is run as written, unread.
+# Option letters of the shell's `-c STRING`, joined to its c (`sh -ec`, `bash -lc`) or apart (`bash -l -c`): none changes
+# how the string is split nor which command it runs. e: exit on error; u: unset variables an error; x, v: print what
+# runs, on stderr; f: no globs (a string with a glob character is not read anyway); l (bash's --login too): a login
+# shell, which reads the profile first: what it exports could move the log or drop the bytecode hook's folder, so the
+# string of a login shell starts by exporting the tracing variables again (_exported_for_tracing). Not these: i
+# (interactive: aliases, rc files), k (NAME=VALUE anywhere is an assignment), n (runs nothing), s, o, +options and the
+# rest: the string is run as written, unread.
 _SHELL_LETTERS = frozenset("euxvfl")
 # What shlex does not split as the shell does (expansions, substitutions, escapes in double quotes, globs, comments, a
 # line end between two commands): a string holding one anywhere, quoted or not, is run as written, unread
@@ -441,15 +443,26 @@ def _env_words(argv: list[str]) -> tuple[list[EnvWords], list[str]] | str:
     return found, argv
 
 
-def _shell_string_at(argv: list[str]) -> int | None:
-    """Where argv, a shell's `-c STRING` (`sh -c`, `sh -c -- STRING`, `bash -lc`: _SHELL_LETTERS), has its STRING."""
+def _shell_string_at(argv: list[str]) -> tuple[int, bool] | None:
+    """Where argv, a shell's `-c STRING` (`sh -c`, `sh -c -- STRING`, `bash -lc`, `bash -l -c`: _SHELL_LETTERS), has
+    its STRING, and whether the shell is a login shell (it reads the profile before the string)."""
     if len(argv) < 3 or os.path.basename(argv[0]) not in _SHELLS:
         return None
-    letters = argv[1][1:] if argv[1].startswith("-") and not argv[1].startswith("--") else ""
-    if letters.count("c") != 1 or not set(letters.replace("c", "")) <= _SHELL_LETTERS:
+    letters, login, at = "", False, 1
+    while at < len(argv) and argv[at][:1] in ("-", "+"):
+        word = argv[at]
+        at += 1
+        if word == "--":
+            break
+        if word == "--login" and os.path.basename(argv[0]) == "bash":
+            login = True
+        elif word.startswith(("--", "+")) or word == "-":
+            return None  # (another long option, an option turned off, `-` as the end of options: not read)
+        else:
+            letters += word[1:]
+    if letters.count("c") != 1 or not set(letters.replace("c", "")) <= _SHELL_LETTERS or at >= len(argv):
         return None
-    at = 3 if argv[2] == "--" else 2
-    return at if at < len(argv) else None
+    return at, login or "l" in letters
 
 
 def shell_command(argv: list[str]) -> list[str] | None:
@@ -457,10 +470,10 @@ def shell_command(argv: list[str]) -> list[str] | None:
     them; None where argv is no such shell, or STRING holds more than one simple command (an operator: ; && | ( ), a
     redirection) or anything shlex does not read as the shell does (_SHELL_UNREAD): such a command is run as written,
     unread."""
-    at = _shell_string_at(argv)
-    if at is None or any(c in _SHELL_UNREAD for c in argv[at]):
+    found = _shell_string_at(argv)
+    if found is None or any(c in _SHELL_UNREAD for c in argv[found[0]]):
         return None
-    lexer = shlex.shlex(argv[at], posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(argv[found[0]], posix=True, punctuation_chars=True)
     lexer.whitespace = _SHELL_BLANKS
     lexer.whitespace_split = True  # (words split at blanks and at operators only, as the shell does)
     try:
@@ -557,24 +570,28 @@ def run_argv(argv: list[str], env: dict[str, str], names: Collection[str] = (), 
 
 def _kept_for_tracing(argv: list[str], env: dict[str, str], names: Collection[str], fresh_cache: bool) -> list[str]:
     """run_argv of a command check_env_prefix accepted; a simple `sh -c` command's string (shell_command) rewritten
-    in turn, where its env changes."""
+    in turn, where its env changes; a login shell's string (`bash -lc`), read or not, starts by exporting the tracing
+    variables again."""
     found = env_prefix(argv)
     if not found:
         return argv
     command = found[1]
-    inner = shell_command(command)
-    if inner is not None:
-        run = _exec_words(inner)
-        kept_inner = inner[:run] + _kept_for_tracing(inner[run:], env, names, fresh_cache)
-        if kept_inner != inner:
-            at = _shell_string_at(command)
-            assert at is not None  # (shell_command found one)
-            command = [*command[:at], shlex.join(kept_inner), *command[at + 1:]]
+    shell = _shell_string_at(command)
+    if shell is not None:
+        at, login = shell
+        string = command[at]
+        inner = shell_command(command)
+        if inner is not None:
+            run = _exec_words(inner)
+            kept_inner = inner[:run] + _kept_for_tracing(inner[run:], env, names, fresh_cache)
+            string = string if kept_inner == inner else shlex.join(kept_inner)
+        if login:
+            string = _exported_for_tracing(env, names, fresh_cache) + string
+        command = [*command[:at], string, *command[at + 1:]]
     if not found[0]:
         return command
-    caches = _CACHE_VARIABLES if fresh_cache else ()  # (else the user's own, inherited: none of compilescope's)
-    ours = {name: env[name] for name in (*TRACING_VARIABLES, *caches, *names) if name in env}
-    ours["PYTHONPATH"] = CHILD_DIR
+    ours = {**_set_for_tracing(env, names, fresh_cache), "PYTHONPATH": CHILD_DIR}
+    caches = _CACHE_VARIABLES if fresh_cache else ()
     kept = []
     for words in found[0]:
         assigned = {word.partition("=")[0] for word in words.assignments}  # (its own PYTHONPATH=, cache: kept below)
@@ -590,6 +607,20 @@ def _kept_for_tracing(argv: list[str], env: dict[str, str], names: Collection[st
             assignments.append(word)
         kept += [*words.options, *assignments]
     return [*kept, *command]
+
+
+def _set_for_tracing(env: dict[str, str], names: Collection[str], fresh_cache: bool) -> dict[str, str]:
+    """The variables of env (child_env's) compilescope sets for tracing, but PYTHONPATH: the cache's where it is the
+    run's own (fresh_cache; else the user's, inherited, is none of compilescope's); names: the others it sets."""
+    caches = _CACHE_VARIABLES if fresh_cache else ()
+    return {name: env[name] for name in (*TRACING_VARIABLES, *caches, *names) if name in env}
+
+
+def _exported_for_tracing(env: dict[str, str], names: Collection[str], fresh_cache: bool) -> str:
+    """The start of a login shell's string: the tracing variables exported again after its profile (which may have
+    exported its own TORCH_TRACE or PYTHONPATH), CHILD_DIR first on the PYTHONPATH the profile left."""
+    words = [shlex.quote(f"{name}={value}") for name, value in _set_for_tracing(env, names, fresh_cache).items()]
+    return f'export {" ".join(words)} PYTHONPATH={shlex.quote(CHILD_DIR)}${{PYTHONPATH:+:"$PYTHONPATH"}}; '
 
 
 def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeout: float | None = None,

@@ -202,7 +202,7 @@ def _shell_seen(command: str, tmp_path, shell: tuple[str, ...] = ("sh", "-c")) -
 @pytest.mark.parametrize("command", [
     f"env -i A=b {shlex.quote(PY)} show_env.py",
     f"env -u PYTHONPATH env A=b {shlex.quote(PY)} show_env.py extra 'quoted word'",  # (two envs: each read)
-])
+], ids=["env -i", "two envs"])  # (not the words: they hold this venv's absolute path)
 def test_the_env_of_a_simple_sh_c_command_keeps_what_tracing_needs(monkeypatch, tmp_path, command):
     """`run -- sh -c "env -i python x.py"`: the env inside the shell's string was not seen, and its -i dropped what
     tracing needs (no log, no reason said). A string that is one simple command is read (shlex) and rewritten."""
@@ -219,16 +219,43 @@ def test_the_env_of_a_simple_sh_c_command_keeps_what_tracing_needs(monkeypatch, 
     (("bash", "-lc"), f"env -i A=b {shlex.quote(PY)} show_env.py"),
     (("sh", "-c", "--"), f"env -i A=b {shlex.quote(PY)} show_env.py"),
     (("sh", "-c"), f"exec env -i A=b {shlex.quote(PY)} show_env.py"),
-])
+    (("sh", "-e", "-c"), f"env -i A=b {shlex.quote(PY)} show_env.py"),  # (the same letters apart)
+    (("bash", "-c", "-x"), f"env -i A=b {shlex.quote(PY)} show_env.py"),
+], ids=["sh -ec", "bash -lc", "sh -c --", "exec env", "sh -e -c", "bash -c -x"])
 def test_the_env_of_a_shell_string_given_otherwise_keeps_what_tracing_needs(monkeypatch, tmp_path, shell, command):
-    """`sh -ec`, `bash -lc`, `sh -c -- STRING` and `exec env` in the string were run as written: env -i dropped what
-    tracing needs. They are read as `sh -c STRING` is."""
+    """`sh -ec`, `bash -lc`, `sh -c -- STRING`, `exec env` in the string and `sh -e -c` were run as written: env -i
+    dropped what tracing needs. They are read as `sh -c STRING` is. (HOME: a login shell's profile files, none.)"""
+    monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", "theirs")
     for name in ("TORCH_TRACE", "TORCH_DTRACE", "A"):
         monkeypatch.delenv(name, raising=False)
     seen = _shell_seen(command, tmp_path, shell)
     assert (seen["PYTHONPATH"], seen["sitecustomize"], seen["A"]) == ([CHILD_DIR], CHILD_DIR, "b")
     assert seen["TORCH_TRACE"] == str(tmp_path / "traces")
+
+
+PROFILE = "export TORCH_TRACE=elsewhere PYTHONPATH=/prof A=prof\n"
+
+
+@pytest.mark.parametrize("shell", [("bash", "-lc"), ("bash", "-l", "-c"), ("bash", "--login", "-c"), ("sh", "-lc")],
+                         ids=" ".join)
+@pytest.mark.parametrize("command", [f"{shlex.quote(PY)} show_env.py", f"{shlex.quote(PY)} show_env.py \"$A\""],
+                         ids=["read", "unread"])
+def test_a_login_shells_profile_moves_no_log(monkeypatch, tmp_path, shell, command):
+    """A login shell (`bash -lc`) reads the profile before its string: one that exports TORCH_TRACE or PYTHONPATH
+    moved the log where compilescope does not look and dropped the bytecode hook's folder, unseen. The string, read
+    or not (a $ in it), now starts by exporting them again; the profile's PYTHONPATH stays after the hook's folder, and
+    what else it exports stays."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for profile in (".bash_profile", ".profile"):
+        (home / profile).write_text(PROFILE)
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("TORCH_TRACE", "TORCH_DTRACE", "A", "PYTHONPATH"):
+        monkeypatch.delenv(name, raising=False)
+    seen = _shell_seen(command, tmp_path, shell)
+    assert (seen["TORCH_TRACE"], seen["COMPILESCOPE_BYTECODE_HOOK"]) == (str(tmp_path / "traces"), "1")
+    assert (seen["PYTHONPATH"], seen["sitecustomize"], seen["A"]) == ([CHILD_DIR, "/prof"], CHILD_DIR, "prof")
 
 
 def test_a_carriage_return_in_a_shell_string_stays_in_its_word(tmp_path):
