@@ -58,7 +58,7 @@ class RunResult:
     joined: list[tuple[str, list[str]]] = field(default_factory=list)
     # Empty crash files of the run's processes kept in the trace directory because a process still holds one open (a
     # daemon the program started, a worker it forked): that process is still running and may still crash into it
-    held_crash_files: list[str] = field(default_factory=list)
+    held_crash_files: list[HeldCrashFile] = field(default_factory=list)
 
     @property
     def signal_name(self) -> str | None:
@@ -69,6 +69,14 @@ class RunResult:
             except ValueError:
                 return None
         return None
+
+
+@dataclass(frozen=True)
+class HeldCrashFile:
+    """An empty crash file kept because processes of the run still hold it open (attach_crash_reports)."""
+
+    path: str
+    pids: list[int]  # the processes seen holding it; where they cannot be seen, the one it is named for, alive
 
 
 @dataclass
@@ -830,7 +838,7 @@ def join_process_logs(logs: list[str]) -> list[tuple[str, list[str]]]:
 
 def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str] = (),
                          pid: int | None = None, mine: Callable[[str, int], bool] | None = None,
-                         held: list[str] | None = None) -> list[CrashReport]:
+                         held: list[HeldCrashFile] | None = None) -> list[CrashReport]:
     """Each crash faulthandler wrote in trace_dir (bytecode_capture.record_crashes), appended to the log of the process
     that crashed (ingest/crash_files.py: the newest of logs with its pid) as an artifact its reader takes like any
     other, so that the log alone tells it; the empty files of the processes that did not crash are removed, except
@@ -854,42 +862,48 @@ def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str
             except OSError:
                 log = None
         found.append(CrashReport(crash.pid, crash.text, log))
-    open_now = _held_open([crash.path for crash in empty]) if empty else set()
+    holders, all_seen = _held_open([crash.path for crash in empty]) if empty else ({}, True)
     for crash in empty:
-        if (crash.path in open_now) if open_now is not None else process_alive(crash.pid):
+        # Where a holder may be unseen (no /proc, or a process's descriptors refused: another user's), the process
+        # the file is named for, alive, is taken to hold it: removed, its crash to come would be lost
+        pids = holders.get(crash.path) or ([crash.pid] if not all_seen and process_alive(crash.pid) else [])
+        if pids:
             if held is not None:
-                held.append(crash.path)
+                held.append(HeldCrashFile(crash.path, pids))
         else:
             _remove(crash.path)
     return found
 
 
-def _held_open(paths: list[str]) -> set[str] | None:
-    """Of paths, those some process holds open, from one pass over every /proc/N/fd (the processes of other users
-    not seen); None without /proc. Once per run, at its end: the holder may be any process (a worker forked from the
-    one the file is named for, in a session of its own), not only that process and its children."""
+def _held_open(paths: list[str]) -> tuple[dict[str, list[int]], bool]:
+    """Of paths, those some process holds open, with the pids of those processes, from one pass over every /proc/N/fd;
+    and whether every process's descriptors were seen (no /proc, or another user's process refused: not). Once per
+    run, at its end: the holder may be any process (a worker forked from the one the file is named for, in a session
+    of its own), not only that process and its children."""
     if not os.path.isdir("/proc/self/fd"):
-        return None
+        return {}, False
     targets = {os.path.realpath(path): path for path in paths}
-    held = set()
+    held: dict[str, list[int]] = {}
+    all_seen = True
     with suppress(OSError):
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
             try:
                 fds = os.listdir(f"/proc/{name}/fd")
+            except PermissionError:
+                all_seen = False  # (another user's process)
+                continue
             except OSError:
-                continue  # (another user's process, or one gone)
+                continue  # (one gone)
             for fd in fds:
                 try:
                     path = targets.get(os.readlink(f"/proc/{name}/fd/{fd}"))
                 except OSError:
                     continue
-                if path is not None:
-                    held.add(path)
-            if len(held) == len(targets):
-                break
-    return held
+                if path is not None and int(name) not in held.setdefault(path, []):
+                    held[path].append(int(name))
+    return held, all_seen
 
 
 def _append(log: str, record: bytes) -> None:

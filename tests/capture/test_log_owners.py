@@ -4,10 +4,12 @@ reads of a real small log (tests/data/torch213 `cache_warm.log`) written into th
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -135,8 +137,8 @@ def test_an_empty_crash_file_a_process_of_the_program_still_holds_is_kept(tmp_pa
     trace_dir.mkdir()
     go = tmp_path / "go"
     if started == "daemon":
-        argv = [sys.executable, str(LAUNCHES_A_DAEMON), str(tmp_path / "daemon.txt"), str(LOG), "daemon.log", str(go),
-                "crash"]
+        argv = [sys.executable, str(LAUNCHES_A_DAEMON), str(tmp_path / "daemon.txt"), str(LOG),
+                f"{TORCH_LOG_NAME}_daemon.log", str(go), "crash"]
     else:
         argv = [sys.executable, str(FORKS_A_WORKER), str(go)]
     try:
@@ -144,7 +146,11 @@ def test_an_empty_crash_file_a_process_of_the_program_still_holds_is_kept(tmp_pa
                                     timeout=120)
         assert result.returncode == 0, _read(tmp_path / "run.txt")
         [crash_file] = trace_dir.glob("compilescope_crash_*.txt")
-        assert result.crashes == [] and result.held_crash_files == [str(crash_file)]
+        assert result.crashes == [] and [held.path for held in result.held_crash_files] == [str(crash_file)]
+        if started == "daemon":  # (its log, a torch log's name, is the run's: the daemon ran under the program)
+            assert [os.path.basename(log) for log in result.logs] == [f"{TORCH_LOG_NAME}_daemon.log"]
+            [held] = result.held_crash_files
+            assert held.pids == [runner.first_pid(result.logs[0])]
     finally:
         go.touch()
     _crashed_into(crash_file)
@@ -160,8 +166,9 @@ def test_the_run_says_a_process_of_the_program_is_still_running(tmp_path: Path) 
         go.touch()
     [crash_file] = (tmp_path / "traces").glob("compilescope_crash_*.txt")
     said = [line for line in proc.stderr.splitlines() if "still running" in line]
-    assert said == ["compilescope: a process the program started is still running (and may still crash: its crash "
-                    f"file stays in the trace dir: {crash_file.name})"]
+    assert len(said) == 1 and re.fullmatch(
+        rf"compilescope: process (\d+), started by the program, is still running; if it crashes, `compilescope "
+        rf"{re.escape(str(tmp_path / 'traces'))}` will show it \(file {crash_file.name}\)", said[0]), said
     _crashed_into(crash_file)  # (and the worker has seen go before pytest removes tmp_path)
 
 
@@ -331,3 +338,41 @@ def test_a_log_rewritten_in_place_by_another_process_is_read_again_at_the_end(tm
     finally:
         other.kill()
         other.wait()
+
+
+ATTACH_AS_NOBODY = """
+import json, os, sys
+os.setgid(65534)
+os.setuid(65534)
+from compilescope import runner
+held = []
+runner.attach_crash_reports(sys.argv[1], [], held=held)
+print(json.dumps([[h.path, h.pids] for h in held]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not os.path.isdir("/proc/self/fd"),
+                    reason="needs root (to run the run's end as another user) and /proc")
+def test_an_empty_crash_file_held_by_another_users_process_is_kept() -> None:
+    """The run's end looks at every /proc/N/fd for who holds an empty crash file: another user's process's cannot be
+    read (refused), and the file it held was taken as held by nobody and removed, its crash to come lost. Where any
+    was refused, a file is kept while the process it is named for is alive. Here the run's end is another user's
+    (nobody) than the holder's."""
+    with tempfile.TemporaryDirectory() as trace_dir:
+        os.chmod(trace_dir, 0o777)
+        holds_its_own = ("import os, sys, time; f = open(os.path.join(sys.argv[1], f'compilescope_crash_{os.getpid()}"
+                         ".txt'), 'w'); print('held', flush=True); time.sleep(120)")
+        holder = subprocess.Popen([sys.executable, "-c", holds_its_own, trace_dir], stdout=subprocess.PIPE)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+            crash_file = os.path.join(trace_dir, f"compilescope_crash_{holder.pid}.txt")
+            os.chmod(crash_file, 0o666)
+            src = str(Path(runner.__file__).parent.parent)
+            end = subprocess.run([sys.executable, "-c", ATTACH_AS_NOBODY, trace_dir], capture_output=True, text=True,
+                                 env={**os.environ, "PYTHONPATH": src}, cwd=trace_dir, timeout=120)
+            assert end.returncode == 0, end.stderr
+            assert json.loads(end.stdout) == [[crash_file, [holder.pid]]]
+            assert os.path.exists(crash_file)
+        finally:
+            holder.kill()
+            holder.wait()

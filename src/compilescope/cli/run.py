@@ -18,7 +18,7 @@ from ..errors import CompilescopeError
 from ..ingest.discover import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.notices import report_lines, unread_line
-from ..runner import (DEFAULT_TRACE_ROOT, as_typed_here, check_env_prefix, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
+from ..runner import (DEFAULT_TRACE_ROOT, HeldCrashFile, as_typed_here, check_env_prefix, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
                       mark_ended, marked_going, program, run_program)
 from ..wording import count
 from .. import location
@@ -175,9 +175,7 @@ class RunCommand:
             print(f"compilescope: process {crash.pid} crashed ({crash.headline}); its stack ({where}):\n"
                   f"{crash.stack.rstrip()}", file=sys.stderr)
         if result.held_crash_files:
-            names = ", ".join(os.path.basename(path) for path in result.held_crash_files)
-            print(f"compilescope: a process the program started is still running (and may still crash: its crash file "
-                  f"stays in the trace dir: {names})", file=sys.stderr)
+            print(_still_running(result.held_crash_files, named_dir), file=sys.stderr)
 
         if not result.logs:
             print(
@@ -241,6 +239,16 @@ class RunCommand:
         if not args.no_browser and index is not None and not (result.interrupted or result.terminated):
             open_browser(index)
         return rc
+
+
+def _still_running(held: list[HeldCrashFile], trace_dir: str) -> str:
+    """The line saying that processes the program started run on, holding their (empty) crash files, kept for them."""
+    pids = list(dict.fromkeys(pid for crash_file in held for pid in crash_file.pids))
+    names = ", ".join(os.path.basename(crash_file.path) for crash_file in held)
+    several = len(pids) > 1
+    return (f"compilescope: process{'es' if several else ''} {', '.join(map(str, pids))}, started by the program, "
+            f"{'are' if several else 'is'} still running; if {'one' if several else 'it'} crashes, "
+            f"`compilescope {shlex.quote(trace_dir)}` will show it (file{'s' if len(held) > 1 else ''} {names})")
 
 
 def _program_profiles(paths: list[str]) -> tuple[list, list[str]]:
