@@ -473,6 +473,11 @@ def _names_of(log, frame: str, local: str, dim: str) -> dict[str, str]:
     # library_passed.py (splat): `cm(**batch)`: forward's x is batch["x"]. The step said "forward's x, a keyword
     # argument", the advice and the size batch["x"].
     ("library_passed_splat.log.gz", "forward", "x", "0", '`batch["x"]`', "forward's x"),
+    # library_wrapped.py:12, `cm(input_ids=ids)`: NetWrapped's decorator's wrapper passes its **kwargs to Inner's
+    # forward (`target(**kwargs)`, mylib), not to the forward it decorates: the frame compiled apart is Inner's, so it
+    # is not named as the wrapper is. Every place said "input_ids of NetWrapped's forward", the wrapper's words.
+    ("library_names_wrapped.log.gz", "forward", "input_ids", "0", "ids",
+     "forward's input_ids, which NetWrapped's forward passes on"),
 ])
 def test_a_tensor_is_named_the_same_in_its_step_its_advice_and_its_size(log, frame, local, dim, name, of):
     from ..conftest import shared

@@ -16,8 +16,8 @@ from ..model.trace import Compile, Trace
 from ..wording import possessive
 from .compiled_frames import CompiledFrames, UsersNames
 from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
-from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_aliases, tree_argument_slot, tree_mentions,
-                               tree_reads_local)
+from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_aliases, tree_argument_slot, tree_locals,
+                               tree_mentions, tree_reads_local)
 from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code,
                              called_through_torch, calls_in, section, traceback_frames)
 
@@ -222,7 +222,7 @@ class PassedOn:
             wrapper = self._names.function(broken.compile_id, line.function)
             if outer is None or wrapper is None:
                 return None
-            if wrapper.endswith(f"'s {function.function}"):
+            if wrapper.endswith(f"'s {function.function}") and _runs_decorated(line.code, outer_tree):
                 return outer._replace(run_by=outer.run_by or wrapper)
             return Passed(outer.argument, (wrapper, *outer.through), outer.made_by, outer.made_at)
         assert found is not None
@@ -269,6 +269,23 @@ def _spread_keyword(code: str | None, local: str, tree: GuardTree) -> str | None
         return None
     source = f"L['{splats[0].id}']['{local}']"
     return local if any(line.tensor is not None and line.tensor[0] == source for line in tree.lines) else None
+
+
+def _runs_decorated(code: str | None, tree: GuardTree) -> bool:
+    """Whether a wrapper's line is its call of the function it decorates, `func(self, ...)`: func the local its tree
+    types as the decorated function (L['func'], as compiled_frames reads the wrapper), self its first argument. Only
+    then is the frame it calls the one the report names the wrapper by; a wrapper may call another's forward with the
+    same **kwargs (`target(**kwargs)`, target = self.inner.forward)."""
+    calls = calls_in(code) if code is not None else None
+    if not calls or len(calls) != 1:
+        return False
+    func, args = calls[0].func, calls[0].args
+    return (isinstance(func, ast.Name) and f"L['{func.id}']" == _DECORATED and _DECORATED in tree_locals(tree)
+            and bool(args) and isinstance(args[0], ast.Name) and args[0].id == "self")
+
+
+# The wrapper's local that holds the function it decorates, as its guard tree types it.
+_DECORATED = "L['func']"
 
 
 def _in_kwargs(tree: GuardTree, local: str) -> bool:

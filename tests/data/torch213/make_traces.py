@@ -349,6 +349,11 @@ SCENARIOS = [
         "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
         "NAMES_VARIANT": v})
       for v in ("static", "rebound", "several", "star")],
+    # mylib's NetWrapped, a forward decorated by a wrapper that passes the call's **kwargs to another module's forward
+    # (self.inner.forward), not to the function it decorates: Inner's input_ids is the user's ids, its frame not
+    # NetWrapped's forward.
+    Scenario("library_names_wrapped", "library_wrapped.py", gzip=True, env={
+        "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages")}),
     # One model cast with m.double() between two calls: a dtype recompile of self's parameters.
     Scenario("one_model_cast", "one_model_cast.py", gzip=True),
     # A parameter of f used after f's graph break: the resume function is passed f's own tensor, which
