@@ -361,19 +361,22 @@ def test_a_library_frame_the_users_compiled_code_calls_is_not_named_by_the_users
     # library_outer.py: the user's compiled Mine.forward(self, a, target) returns `self.model(target, a)` (line 15);
     # Net3's forward and loss3, compiled apart after loss3's graph break, take the user's a (t, whose size changes)
     # as their target. The log does not settle it from that line (the call runs inside compiled code): it said
-    # mark_dynamic(target, 0), the user's own target (2 rows always). Now torch's name, as the frame's.
+    # mark_dynamic(target, 0), the user's own target (2 rows always). Now torch's name, as the frame's: forward's
+    # target in both frames, loss3's being the one forward passes on.
     assert _line(PROGRAMS_213 / "library_outer.py", 15) == "return self.model(target, a)"
     log = torch213("library_passed_outer.log.gz")
     with read_trace(str(log)) as trace:
         frames = {(f.name, f.first_line): f for f in insights(trace).recompiles.frames}
-    for name, first_line in (("forward", 43), ("loss3", 13)):
+    for name, first_line, label in (("forward", 43, "forward's target"), (
+            "loss3", 13, "forward's target (loss3's target, which forward passes on)")):
         (step,) = frames[(name, first_line)].steps
-        assert step.guard.location_label == f"{name}'s target passed in by the call at"
+        assert step.guard.location_label == f"{label} passed in by the call at"
         (advice,) = frames[(name, first_line)].advice
         assert "mark_dynamic(target, 0)" not in advice
     sizes = _sizes(log)
     assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == "forward's target.size()[0]"
-    assert sizes[("L['target'].size()[0]", ("[2/1]", "[2/1_1]"))] == "loss3's target.size()[0]"
+    assert sizes[("L['target'].size()[0]", ("[2/1]", "[2/1_1]"))] == (
+        "forward's target.size()[0] (loss3's target, which forward passes on)")
 
 
 def test_a_staticmethod_forward_with_an_unused_first_parameter_is_not_counted_as_having_self(capsys):
@@ -487,3 +490,14 @@ def test_a_tensor_is_named_the_same_in_its_step_its_advice_and_its_size(log, fra
     plain = name.strip("`")  # (an expression's backticks, where `.size()[0]` follows it)
     assert (said["made dynamic"], said["advice"], said["size"]) == (name, name, f"{plain} ({of})")
     assert said["step"].startswith(f"{name} ({of})")  # (an expression's: ", the first argument" after it)
+
+
+def test_an_unplaced_argument_a_library_passes_on_keeps_the_name_it_has_where_it_came_in():
+    # library_args.py (multiline): `cm(torch.randn(n, 4),` / `target=t)`, the user's t on the line after the call's,
+    # which the log does not hold: forward's target is not placed, and forward passes it on to loss2 (mylib line 35).
+    # Its size was "forward's target" in [0/1] and "loss2's target" in [1/1]: one tensor, two names.
+    assert _line(MYLIB, 35) == "return loss2(target, out)"
+    sizes = _sizes(torch213("library_args_multiline.log.gz"))
+    assert sizes[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's target.size()[0]"
+    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == (
+        "forward's target.size()[0] (loss2's target, which forward passes on)")

@@ -53,6 +53,10 @@ class Passed(NamedTuple):
     # The frame as the report names the wrapper that ran it, passing the user's call on whole ("GPT2LMHeadModel's
     # forward", for the forward transformers' wrapper calls with **kwargs); None: as the frame's own heading names it.
     run_by: str | None = None
+    # Where the chain reaches a library frame whose argument the user's call passed but the log does not place at the
+    # call (its line is cut): that argument, qualified by its frame ("forward's target"), the one name of the tensor
+    # there and here; None otherwise.
+    unplaced: str | None = None
 
     def as_argument(self, function: str | None, local: str) -> str:
         """The frame's argument `local` in words, as recompiles' advice and the dynamic shapes section both say it:
@@ -81,11 +85,14 @@ class ArgumentName(NamedTuple):
 
     name: str
     of: str | None = None
+    # name is torch's, qualified by the outermost library frame that passed the argument on ("forward's target", of:
+    # "loss2's target, which forward passes on"), not the user's
+    qualified: bool = False
 
     @property
     def users(self) -> bool:
         """Whether name is the user's (a name or an expression of their call), not torch's qualified."""
-        return self.of is not None
+        return self.of is not None and not self.qualified
 
     @property
     def expression(self) -> bool:
@@ -116,6 +123,9 @@ def argument_name(passed: Passed | None, function: str | None, local: str) -> Ar
     or no variable's (args[0])."""
     if passed is not None and passed.made_by is not None:
         return None
+    if passed is not None and passed.argument is None and passed.unplaced is not None:
+        # (passed on from a library frame whose own argument is not placed: named as that one is, the chain beside)
+        return ArgumentName(passed.unplaced, passed.as_argument(function, local), qualified=True)
     if passed is None or passed.argument is None:
         unsettled = unsettled_name(function, local)
         return ArgumentName(unsettled) if unsettled is not None else None
@@ -224,15 +234,22 @@ class PassedOn:
                 return None
             if wrapper.endswith(f"'s {function.function}") and _runs_decorated(line.code, outer_tree):
                 return outer._replace(run_by=outer.run_by or wrapper)
-            return Passed(outer.argument, (wrapper, *outer.through), outer.made_by, outer.made_at)
+            return Passed(outer.argument, (wrapper, *outer.through), outer.made_by, outer.made_at,
+                          unplaced=outer.unplaced)
         assert found is not None
         outer_local = _outer_local(outer_tree, found)
         if outer_local is None:
             # (a name the library's tree names nowhere: its own value, made in it; anything else, not settled)
             return Passed(None, made_by=line.function, made_at=line) if _made_by(outer_tree, found) else None
         outer = self.of(broken.compile_id, line, outer_local, depth + 1)
-        return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by, outer.made_at) if outer \
-            else None
+        if outer is None:
+            # (the library function's own argument, passed on, its call's line not settling which tensor: named as
+            # that function's argument is, "forward's target", so the tensor has one name in both frames)
+            heading = self._names.function(broken.compile_id, line.function)
+            unplaced = unsettled_name(heading, outer_local)
+            return Passed(None, (line.function or "?",), unplaced=unplaced) if unplaced is not None else None
+        return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by, outer.made_at,
+                      unplaced=outer.unplaced)
 
 
 # What a library's call passes on of its own arguments: a name (`target`) or a keyword its **kwargs took

@@ -284,8 +284,8 @@ def _say_passed(guard: FailedGuard, named: ArgumentName, passed: Passed | None,
     (`torch.randn(n, 4)`) is said by its place in the call too, the tensor passed there; torch's name, qualified
     ("forward's x"), where the log settles neither."""
     if not named.users:
-        guard.tensor_text = named.name
-        return named.name, f", passed in by the call at {call.short}"
+        guard.tensor_text = named.said()
+        return named.name, f", passed in by the call at {call.short}" + (f" as {named.of}" if named.of else "")
     if named.expression and passed is not None and passed.argument is not None:
         ordinal = passed.argument.ordinal
         guard.tensor_text, guard.location_kind = f"{named.said()}, {ordinal}", "argument"
