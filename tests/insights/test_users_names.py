@@ -501,3 +501,17 @@ def test_an_unplaced_argument_a_library_passes_on_keeps_the_name_it_has_where_it
     assert sizes[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's target.size()[0]"
     assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == (
         "forward's target.size()[0] (loss2's target, which forward passes on)")
+
+
+def test_an_item_of_a_library_frames_local_is_qualified_by_the_frame(capsys):
+    # library_names.py (star): `cm(x, t)` (line 25); NetStar's forward calls `loss_star(target, out)`, whose args[0]
+    # is the user's t. It was said bare, "args[0]", which an argparse user reads as their own args[0].
+    assert _line(PROGRAMS_213 / "library_names.py", 25) == "out = cm(x, t)"
+    log = torch213("library_names_star.log.gz")
+    loss_star = _frame(log, "loss_star")
+    (step,) = loss_star.steps
+    assert step.guard.location_label == "loss_star's args[0] passed in by the call at"
+    assert step.dynamic_of == "dimension 0 of loss_star's args[0]"
+    (advice,) = loss_star.advice
+    assert "(loss_star's args[0] at index 0" in advice and "passed as loss_star's args[0] dynamic" in advice
+    assert _sizes(log)[("L['args'][0].size()[0]", ("[1/1]", "[1/1_1]"))] == "loss_star's args[0].size()[0]"

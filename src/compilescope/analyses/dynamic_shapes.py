@@ -28,7 +28,7 @@ from ..wording import and_list, count
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames, UsersNames
 from .installed_guards import GuardTrees
-from .passed_on import PassedOn, argument_name, argument_of
+from .passed_on import PassedOn, argument_name, argument_of, item_name
 from .stack_values import StackValues
 from .status import RESTARTED, attempt_words, compile_statuses, restarted_attempt_label
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
@@ -584,6 +584,11 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
         named = argument_name(passed, function, local) if local else None
         if named is not None and (named.users or symbol.source_text == f"{local}{rest}"):
             symbol.source_text = named.said(rest)
+        elif not local and symbol.source.startswith("L['"):
+            # (an item of a local, loss_star's args[0]: qualified by the frame as an unsettled argument is)
+            item = item_name(function, user_source_name(symbol.source))
+            if item is not None and symbol.source_text in (None, user_source_name(symbol.source)):
+                symbol.source_text = item[0].said(item[1])
 
 
 def _made_by(sym: dict) -> str | None:

@@ -39,6 +39,22 @@ def argument_of(source: str) -> tuple[str, str] | None:
     return m["key"] or m["name"], m["rest"]
 
 
+# An item of a frame's local, as the user's words name a source of it (`args[0]`, `args[1].size()[0]`): the local, the
+# item, what of it.
+_ITEM = lazy_compile(r"^(?P<local>[A-Za-z_]\w{0,200})(?P<item>(?:\[[^\[\]]{1,200}\]){1,8})(?P<rest>(?:\..*)?)$")
+
+
+def item_name(function: str | None, source: str) -> tuple[ArgumentName, str] | None:
+    """An item of a frame's local its failed check or symbol reads (source, in the user's words: `args[0]`), which
+    argument_of is not, qualified by the frame as unsettled_name qualifies a local ("loss_star's args[0]"): an item
+    of loss_star's *args is no tensor of the user's, though an argparse user has an `args` of their own; and what of
+    it (".size()[0]"). None where source is no item of a local."""
+    m = _ITEM.match(source)
+    if m is None or argument_of(source) is not None:
+        return None
+    return ArgumentName(Passed(None).as_argument(function, f"{m['local']}{m['item']}")), m["rest"]
+
+
 class Passed(NamedTuple):
     """Where a frame's argument came from: the user's call's argument (argument, None where its text does not show
     it), through the library functions that passed it on, outermost first (("forward",) for loss3's target); or

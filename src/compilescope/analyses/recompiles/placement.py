@@ -12,7 +12,7 @@ from ...model.trace import Compile, Trace
 from ...wording import possessive
 from ..compiled_frames import CompiledFrames, UsersNames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
-from ..passed_on import ArgumentName, Passed, PassedOn, argument_name, argument_of
+from ..passed_on import ArgumentName, Passed, PassedOn, argument_name, argument_of, item_name
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled_code, code_origin,
@@ -230,7 +230,7 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
             elif guard.cache_class is None and guard.location_kind == "call" and _in_generate(
                     compiled_frames.stack(entry.compile_id)):
                 # generate() made the input it passed (the decode step's one token): nothing of the user's to mark
-                named = _named(argument, passed_by, function, guard)
+                named = _named(argument, passed_by, function, guard, size["tensor"])
                 if named is not None:
                     guard.tensor_text = named.said()
                     if source is not None:
@@ -251,7 +251,7 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                     guard.location_kind in ("call", "argument") and guard.location is not None) else ""
                 tensor = guard.tensor_text or size["tensor"]
                 # (the frame's argument in the words every place of the report uses for it: argument_name's)
-                named = _named(argument, passed_by, function, guard) if passed else None
+                named = _named(argument, passed_by, function, guard, size["tensor"]) if passed else None
                 if named is not None and guard.location is not None:
                     tensor, passed = _say_passed(guard, named, passed_by, guard.location)
                     if source is not None:
@@ -268,12 +268,16 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
 
 
 def _named(argument: tuple[str, str] | None, passed: Passed | None, function: str | None,
-           guard: FailedGuard) -> ArgumentName | None:
+           guard: FailedGuard, tensor: str) -> ArgumentName | None:
     """The failed check's tensor, where it is an argument of the frame placed at the user's call that passed it in
-    (argument: argument_of's), in the words every place of the report uses for it (argument_name)."""
-    if argument is None or argument[1] or guard.location is None or guard.location_kind not in ("call", "argument"):
+    (argument: argument_of's), or an item of one (tensor: `args[0]`, item_name's), in the words every place of the
+    report uses for it (argument_name)."""
+    if guard.location is None or guard.location_kind not in ("call", "argument"):
         return None
-    return argument_name(passed, function, argument[0])
+    if argument is None:
+        item = item_name(function, tensor)
+        return item[0] if item is not None and not item[1] else None
+    return None if argument[1] else argument_name(passed, function, argument[0])
 
 
 def _say_passed(guard: FailedGuard, named: ArgumentName, passed: Passed | None,
