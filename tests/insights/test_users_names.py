@@ -10,7 +10,7 @@ import json
 import pytest
 
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.recompiles.advice import size_advice
+from compilescope.analyses.recompiles.advice import resumed_size_advice, size_advice
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, run_cli, torch213
@@ -86,6 +86,15 @@ def test_an_expression_the_call_passes_is_the_tensor_to_mark_not_a_placeholder()
     assert "mark dimension 0 of the tensor passed as args[0] dynamic with torch._dynamo.mark_dynamic" in said
     assert "mark_dynamic(tensor" not in said and "mark_dynamic(tensor" not in size_advice([("args[0]", "0", "")], True)
     assert "torch._dynamo.mark_dynamic(t, 0)" in size_advice([("t", "0", "")])
+    # Several sizes, some named and some not: code for the named, words for the others (it was the placeholder for
+    # all, torch._dynamo.mark_dynamic(tensor, dim), the one it could name too).
+    mixed = size_advice([("a", "0", ""), ("forward's target", "0", "")])
+    assert ("mark those dimensions dynamic: torch._dynamo.mark_dynamic(a, 0); and mark dimension 0 of the tensor "
+            "passed as forward's target dynamic with torch._dynamo.mark_dynamic, or") in mixed
+    assert "mark_dynamic(tensor, dim)" not in mixed
+    # An expression the resume function's advice names is code once, not ``torch.randn(n, 4)``.
+    resumed = resumed_size_advice([("`torch.randn(n, 4)`", "0", "")], ("f", 3))
+    assert "`torch.randn(n, 4)`" in resumed and "``" not in resumed
     # An expression that reads one object each time (a dict's item by its key, an attribute) is code as it stands;
     # one that makes a new tensor each time (a slice, a tensor's item by number, its .T) is not: marking what it
     # makes before the call marks none the call passes.

@@ -189,14 +189,28 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
 
 
 def _mark_several(sizes: list[tuple[str, str, str]], mark: str) -> str:
-    """How to mark several sizes dynamic: each call in code where every tensor is a name the user can pass and all
-    are listed ("... dynamic: torch._dynamo.mark_dynamic(a, 0) and torch._dynamo.mark_dynamic(t, 0)"), else with the
-    placeholder (one expression or name of torch's among them: _mark_one's words are for one size)."""
-    calls = [_mark_call(tensor, dim) for tensor, dim, _ in sizes]
-    named = [call for call in calls if call is not None]
-    if len(named) == len(sizes) <= _SIZES_LISTED:
-        return f"{mark}: {and_list(named)}"
-    return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim)"
+    """How to mark several sizes dynamic, all listed: one call in code for each tensor that is a name the user can
+    pass, its dimensions together and sorted ("... dynamic: torch._dynamo.mark_dynamic(a, 0) and
+    torch._dynamo.mark_dynamic(tokens, [0, 1])": mark_dynamic takes a list), _mark_one's words for each other (an
+    expression, a name of torch's); the placeholder where not all are listed, or none is a name."""
+    if len(sizes) > _SIZES_LISTED:
+        return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim)"
+    dims: dict[str, list[str]] = {}
+    for tensor, dim, _ in sizes:
+        if dim not in dims.setdefault(tensor, []):
+            dims[tensor].append(dim)
+    calls: list[str] = []
+    words: list[str] = []
+    for tensor, its in dims.items():
+        its.sort(key=lambda dim: int(dim) if dim.isdigit() else -1)
+        call = _mark_call(tensor, its[0] if len(its) == 1 else f"[{', '.join(its)}]")
+        if call is not None:
+            calls.append(call)
+        else:
+            words.extend(_mark_one(tensor, dim) for dim in its)
+    if not calls:
+        return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim)"
+    return f"{mark}: {and_list(calls)}" + (f"; and {'; and '.join(words)}" if words else "")
 
 
 def _mark_call(tensor: str, dim: str) -> str | None:
@@ -247,6 +261,11 @@ def _same_object_each_time(code: str) -> bool:
     return isinstance(node, ast.Name)
 
 
+def _as_code(tensor: str) -> str:
+    """A tensor's name as code in the advice: an expression is in backticks already (`torch.randn(n, 4)`)."""
+    return tensor if len(tensor) > 2 and tensor.startswith("`") and tensor.endswith("`") else f"`{tensor}`"
+
+
 def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, int], static: bool = False) -> str:
     """The advice for sizes that changed of a resume function's arguments: the locals of the user's function that
     Dynamo passes on past its graph break (h, a local of forward), which the user never passes in, so
@@ -254,7 +273,7 @@ def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, i
     the dynamic= option of the compile, or removing the break."""
     listed = "; ".join(f"{tensor} at index {dim}" for tensor, dim, _ in sizes[:_SIZES_LISTED]) + (
         f"; {len(sizes) - _SIZES_LISTED} more" if len(sizes) > _SIZES_LISTED else "")
-    names = and_list([f"`{tensor}`" for tensor, _, _ in sizes[:_SIZES_LISTED]])
+    names = and_list([_as_code(tensor) for tensor, _, _ in sizes[:_SIZES_LISTED]])
     function, line = resumed
     which = "a local" if len(sizes) == 1 else "locals"
     how = ("drop dynamic=False (torch then makes a size dynamic once it changes) or compile with dynamic=True"
@@ -273,7 +292,7 @@ def resumed_parameter_size_advice(sizes: list[tuple[str, str, str]], resumed: tu
     resumes (f(x), x used after f's graph break): Dynamo passes the resume function the tensor f was passed, so a
     torch._dynamo.mark_dynamic(x, 0) before calling f reaches it, where f passes x on unchanged."""
     function, line = resumed
-    names = and_list([f"`{tensor}`" for tensor, _, _ in sizes[:_SIZES_LISTED]])
+    names = and_list([_as_code(tensor) for tensor, _, _ in sizes[:_SIZES_LISTED]])
     one = len(sizes) == 1
     return (f"{size_advice(sizes, static)} {names} {'is a parameter' if one else 'are parameters'} of {function}, "
             f"which Dynamo passes on past its graph break at line {line}: the mark reaches this function if "
