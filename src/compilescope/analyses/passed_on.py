@@ -48,9 +48,11 @@ def item_name(function: str | None, source: str) -> tuple[ArgumentName, str] | N
     """An item of a frame's local its failed check or symbol reads (source, in the user's words: `args[0]`), which
     argument_of is not, qualified by the frame as unsettled_name qualifies a local ("loss_star's args[0]"): an item
     of loss_star's *args is no tensor of the user's, though an argparse user has an `args` of their own; and what of
-    it (".size()[0]"). None where source is no item of a local."""
+    it (".size()[0]"). None where source is no item of a local, or the frame is a wrapper named by its model
+    (function: "LlamaForCausalLM's forward"): its args are the *args it passes on, and the model's forward has none
+    of that name, so "args[1] of LlamaForCausalLM's forward" would name nothing the user can find."""
     m = _ITEM.match(source)
-    if m is None or argument_of(source) is not None:
+    if m is None or argument_of(source) is not None or (function is not None and "'s " in function):
         return None
     return ArgumentName(Passed(None).as_argument(function, f"{m['local']}{m['item']}")), m["rest"]
 
