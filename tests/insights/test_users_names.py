@@ -524,3 +524,25 @@ def test_an_item_of_a_library_frames_local_is_qualified_by_the_frame(capsys):
     (advice,) = loss_star.advice
     assert "(loss_star's args[0] at index 0" in advice and "passed as loss_star's args[0] dynamic" in advice
     assert _sizes(log)[("L['args'][0].size()[0]", ("[1/1]", "[1/1_1]"))] == "loss_star's args[0].size()[0]"
+
+
+def test_a_long_expression_is_cut_in_labels_and_whole_in_the_advice(tmp_path):
+    # library_calls.py (deep): the call's second argument is a 471-character expression (`----…--t`). The step's
+    # check, its dimension and the Dynamic shapes size said it whole (7 wrapped terminal lines each); the HTML step
+    # showed it in raw backticks, where the other places show <code>.
+    from ..conftest import report
+
+    log = torch213("library_calls_deep.log.gz")
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
+    cut = "`" + "-" * 29 + "…" + "-" * 28 + "t`"
+    assert step.guard.location_label == f"{cut} (forward's target), the second argument of the call at"
+    assert step.dynamic_of == f"dimension 0 of {cut}"
+    (advice,) = forward.advice
+    whole = "`" + "-" * 470 + "t`"
+    assert advice.startswith(f"Sizes change between calls ({whole} at index 0") and "…" not in advice
+    assert _sizes(log)[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == f"{cut[1:-1]}.size()[0] (forward's target)"
+    report(log, tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    assert f'<span class="muted"><code>{cut[1:-1]}</code> (forward&#39;s target), the second argument' in page
+    assert f"`{'-' * 29}" not in page

@@ -93,6 +93,10 @@ class Passed(NamedTuple):
         return None if name is None or (name == local and not self.through) else name
 
 
+# The longest name of a tensor a label says whole (ArgumentName.short).
+_LABEL_LENGTH = 60
+
+
 class ArgumentName(NamedTuple):
     """A frame's argument the user's call passed, as every place of one report names it (recompiles' steps and advice,
     the dynamic shapes section; terminal, HTML and JSON alike), decided once (argument_name): name, the user's tensor
@@ -116,11 +120,23 @@ class ArgumentName(NamedTuple):
     def expression(self) -> bool:
         return self.name.startswith("`")
 
+    @property
+    def short(self) -> str:
+        """name as labels say it (the step's check, its dimension, the Dynamic shapes size): an expression longer
+        than _LABEL_LENGTH cut in the middle with "…" (a call's 471-character argument wrapped to 7 terminal lines,
+        twice a step); the advice keeps name whole, the code the user copies."""
+        inner = self.name[1:-1] if self.expression else self.name
+        if len(inner) <= _LABEL_LENGTH:
+            return self.name
+        keep = (_LABEL_LENGTH - 1) // 2
+        cut = f"{inner[:keep]}…{inner[-keep:]}"
+        return f"`{cut}`" if self.expression else cut
+
     def said(self, rest: str = "") -> str:
         """The argument, or what of it (rest: ".size()[1]"), with its qualifier: "ids.size()[1] (input_ids of
         GPT2LMHeadModel's forward)", "forward's x.size()[0]"; an expression's backticks kept only where it stands
-        alone."""
-        name = self.name[1:-1] if rest and self.expression else self.name
+        alone; short."""
+        name = self.short[1:-1] if rest and self.expression else self.short
         return f"{name}{rest} ({self.of})" if self.of is not None else f"{name}{rest}"
 
     def dimension(self, dim: str) -> str:
@@ -128,8 +144,8 @@ class ArgumentName(NamedTuple):
         qualifies the name): "ids' dimension 1"; "dimension 0 of forward's x", of `batch["x"]`, where a possessive
         would read as another tensor's."""
         if self.users and not self.expression:
-            return f"{possessive(self.name)} dimension {dim}"
-        return f"dimension {dim} of {self.name}"
+            return f"{possessive(self.short)} dimension {dim}"
+        return f"dimension {dim} of {self.short}"
 
 
 def argument_name(passed: Passed | None, function: str | None, local: str) -> ArgumentName | None:
