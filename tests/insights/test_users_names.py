@@ -89,7 +89,7 @@ def test_an_expression_the_call_passes_is_the_tensor_to_mark_not_a_placeholder()
     # Several sizes, some named and some not: code for the named, words for the others (it was the placeholder for
     # all, torch._dynamo.mark_dynamic(tensor, dim), the one it could name too).
     mixed = size_advice([("a", "0", ""), ("forward's target", "0", "")])
-    assert ("mark those dimensions dynamic: torch._dynamo.mark_dynamic(a, 0); and mark dimension 0 of the tensor "
+    assert ("mark those dimensions dynamic: torch._dynamo.mark_dynamic(a, 0), and mark dimension 0 of the tensor "
             "passed as forward's target dynamic with torch._dynamo.mark_dynamic, or") in mixed
     assert "mark_dynamic(tensor, dim)" not in mixed
     # An expression the resume function's advice names is code once, not ``torch.randn(n, 4)``.

@@ -210,7 +210,7 @@ def _mark_several(sizes: list[tuple[str, str, str]], mark: str) -> str:
             words.extend(_mark_one(tensor, dim) for dim in its)
     if not calls:
         return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim)"
-    return f"{mark}: {and_list(calls)}" + (f"; and {'; and '.join(words)}" if words else "")
+    return f"{mark}: {and_list(calls)}" + (f", and {and_list(words)}" if words else "")
 
 
 def _mark_call(tensor: str, dim: str) -> str | None:
