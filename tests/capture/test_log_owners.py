@@ -188,16 +188,32 @@ def _with_pid(pid: int) -> bytes:
     return re.sub(rb"^(V\d{4} [\d:.]+ )\d+ ", rb"\g<1>" + str(pid).encode() + b" ", LOG.read_bytes(), flags=re.M)
 
 
-def test_a_log_that_takes_the_name_of_another_is_read_again(tmp_path: Path) -> None:
-    """A log read while the program ran (its first record's pid, a process gone) is replaced under its name by
-    another process's live log: its pid, cached by name, was taken for the new file's, and the other process's log
-    for the program's."""
+def _a_program_and_a_gone_process_log(tmp_path: Path) -> tuple[subprocess.Popen, runner._LogOwners, Path]:
+    """A program running until its stdin closes, the owners of its trace directory (tmp_path), and a log there whose
+    records carry the pid of a process gone."""
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     program = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     owners = runner._LogOwners(str(tmp_path), set(), program)
     log = tmp_path / f"{TORCH_LOG_NAME}_1_0.log"
     log.write_bytes(_with_pid(gone.pid))
+    return program, owners, log
+
+
+def _ends_taking_none(program: subprocess.Popen, owners: runner._LogOwners, log: Path) -> None:
+    """One more look, the program ends, and log (another live process's by then) is not the program's."""
+    owners.look()
+    assert program.stdin is not None
+    program.stdin.close()
+    program.wait()
+    assert owners.ours([str(log)]) == []
+
+
+def test_a_log_that_takes_the_name_of_another_is_read_again(tmp_path: Path) -> None:
+    """A log read while the program ran (its first record's pid, a process gone) is replaced under its name by
+    another process's live log: its pid, cached by name, was taken for the new file's, and the other process's log
+    for the program's."""
+    program, owners, log = _a_program_and_a_gone_process_log(tmp_path)
     owners.look()
     new = tmp_path / "new.log"
     new.write_bytes(b"")
@@ -206,11 +222,7 @@ def test_a_log_that_takes_the_name_of_another_is_read_again(tmp_path: Path) -> N
         assert other.stdout is not None and other.stdout.readline() == b"held\n"
         new.write_bytes(_with_pid(other.pid))
         os.replace(new, log)  # (the file the other process holds, now under the name)
-        owners.look()
-        assert program.stdin is not None
-        program.stdin.close()
-        program.wait()
-        assert owners.ours([str(log)]) == []
+        _ends_taking_none(program, owners, log)
     finally:
         other.kill()
         other.wait()
@@ -313,12 +325,7 @@ def test_a_log_rewritten_in_place_by_another_process_is_read_again_at_the_end(tm
     the same file (the same inode: as ext4 gives a new file the inode of one just removed), by another process that
     still holds it. The pid read while the program ran was taken at the end, and that process's log for the
     program's. The end reads each log's first record again."""
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
-    program = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
-    owners = runner._LogOwners(str(tmp_path), set(), program)
-    log = tmp_path / f"{TORCH_LOG_NAME}_1_0.log"
-    log.write_bytes(_with_pid(gone.pid))
+    program, owners, log = _a_program_and_a_gone_process_log(tmp_path)
     inode = log.stat().st_ino
     owners.look()
     rewrites = ("import sys, time; f = open(sys.argv[1], 'wb'); f.write(sys.stdin.buffer.read().replace(b'PID', "
@@ -330,11 +337,7 @@ def test_a_log_rewritten_in_place_by_another_process_is_read_again_at_the_end(tm
         other.stdin.close()
         assert other.stdout.readline() == b"held\n"
         assert log.stat().st_ino == inode and runner.first_pid(str(log)) == other.pid
-        owners.look()
-        assert program.stdin is not None
-        program.stdin.close()
-        program.wait()
-        assert owners.ours([str(log)]) == []
+        _ends_taking_none(program, owners, log)
     finally:
         other.kill()
         other.wait()

@@ -59,6 +59,17 @@ def test_the_dynamic_shapes_section_names_a_passed_tensor_as_the_advice_does(cap
         ("L['target'].size()[0]", "t.size()[0] (loss3's target, which forward passes on)")}
 
 
+def _said_as_forwards_x(log) -> None:
+    """The log's forward frame says its x, whose size changed, as forward's x (torch's name, qualified by the frame) in
+    the step, the advice and the sizes, and never marks the user's x."""
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
+    assert step.guard.location_label == "forward's x passed in by the call at"
+    (advice,) = forward.advice
+    assert "mark_dynamic(x, 0)" not in advice and "the tensor passed as forward's x" in advice
+    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
+
+
 def test_a_size_whose_compiles_were_passed_different_tensors_keeps_torchs_name():
     # library_calls.py (twocallers): Net3 calls loss3(out, target) (line 29's cm), Net4 loss3(target, out) (line 30's
     # cm4): loss3's pred is the user's t in [1/1] (from Net4) and Net3's own `out` in [1/2]. One row for both: the
@@ -344,12 +355,7 @@ def test_a_call_through_functools_partial_does_not_name_the_tensor_at_the_calls_
     assert _line(PROGRAMS_213 / "library_swap.py", 27) == "g = partial(cm, t)"
     assert _line(PROGRAMS_213 / "library_swap.py", 28) == "out = g(x)"
     log = torch213("library_passed_partial.log.gz")
-    forward = _frame(log, "forward")
-    (step,) = forward.steps
-    assert step.guard.location_label == "forward's x passed in by the call at"
-    (advice,) = forward.advice
-    assert "mark_dynamic(x, 0)" not in advice
-    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
+    _said_as_forwards_x(log)
 
 
 def test_an_argument_a_dict_spread_as_keywords_passed_is_named_by_its_item(capsys):
@@ -396,12 +402,7 @@ def test_a_staticmethod_forward_with_an_unused_first_parameter_is_not_counted_as
     assert _line(PROGRAMS_213 / "library_names.py", 25) == "out = cm(x, t)"
     assert _line(MYLIB, 100) == "def forward(unused, x):"
     log = torch213("library_names_static.log.gz")
-    forward = _frame(log, "forward")
-    (step,) = forward.steps
-    assert step.guard.location_label == "forward's x passed in by the call at"
-    (advice,) = forward.advice
-    assert "mark_dynamic(x, 0)" not in advice and "the tensor passed as forward's x" in advice
-    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
+    _said_as_forwards_x(log)
 
 
 def test_an_unsettled_argument_is_not_named_by_torchs_name_where_the_line_does_not_name_it(capsys):
@@ -411,12 +412,7 @@ def test_an_unsettled_argument_is_not_named_by_torchs_name_where_the_line_does_n
     assert _line(PROGRAMS_213 / "library_names.py", 28) == "out = cm(*pair)"
     assert _line(PROGRAMS_213 / "library_names.py", 21) == "x = torch.ones(2, 4)"
     log = torch213("library_names_rebound.log.gz")
-    forward = _frame(log, "forward")
-    (step,) = forward.steps
-    assert step.guard.location_label == "forward's x passed in by the call at"
-    (advice,) = forward.advice
-    assert "mark_dynamic(x, 0)" not in advice and "the tensor passed as forward's x" in advice
-    assert _sizes(log)[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's x.size()[0]"
+    _said_as_forwards_x(log)
 
 
 def test_a_star_args_tuple_is_no_argument_passed_on():
