@@ -343,11 +343,13 @@ def test_a_log_rewritten_in_place_by_another_process_is_read_again_at_the_end(tm
         other.wait()
 
 
+# (compilescope is imported before the process becomes nobody: a checkout under a private folder, mktemp's 0700, is
+# unreadable to nobody, as is the venv's site-packages; the standard library stays readable)
 ATTACH_AS_NOBODY = """
 import json, os, sys
+from compilescope import runner
 os.setgid(65534)
 os.setuid(65534)
-from compilescope import runner
 held = []
 runner.attach_crash_reports(sys.argv[1], [], held=held)
 print(json.dumps([[h.path, h.pids] for h in held]))
