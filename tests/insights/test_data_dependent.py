@@ -219,3 +219,21 @@ def test_an_item_value_specialized_by_a_loop_is_called_a_value_not_a_size():
     assert finding.title == "1 dynamic value specialized to a constant (2 compilations)"
     # (named as the program wrote it: "s2" alone is a name only torch's records use)
     assert finding.detail == f"{spec.sources_shown[0]} (s2) = 11, 12"
+
+
+def test_the_value_past_a_graph_break_is_named_alike_in_the_step_the_failed_guard_and_the_sizes():
+    """[3/1]'s changed size is of ___stack0 (keep's mask result, made before the break at line 36, no call's result):
+    the step names it briefly, the failed guard and the Dynamic shapes size at length, the long form being the short
+    one with its detail after it, so that a reader sees one value."""
+    text = _text("data_dependent.log.gz")
+    mask = _in_gate("keep = h[h > 0]")
+    assert re.search(r'"create_symbol": \{"symbol": "s38", [^\n]*"source": "L\[\'___stack0\'\]\.size\(\)\[0\]"', text)
+
+    ins, frames = _frames()
+    [step] = frames[f"torch_dynamo_resume_in_forward_at_{mask}"].steps
+    name = f"the value on the stack at line {mask}'s graph break"
+    assert step.dynamic_of == f"dimension 0 of {name}"
+    [at_length] = step.guard.names.values()
+    assert at_length.startswith(f"{name} (") and "`keep = h[h > 0]`" in at_length
+    [size] = {s.source_text for s in ins.dynamic_shapes.symbols if s.symbol == "s38"}
+    assert size == f"`size()[0]` of {at_length}"

@@ -162,8 +162,8 @@ def test_a_value_below_the_top_of_the_stack_is_named_by_its_line():
         assert set(re.findall(r"___stack\d+", bytecode)) == {"___stack0", "___stack1"}
         assert name.endswith("_at_530")
         assert re.search(r'File "[^"]*/torch/optim/optimizer.py", line 530, in \w+\n\t\s+out = func\(\*args, \*\*kwargs\)\n', text)
-        assert values_text(trace, resumed) == ("a value on the stack at the graph break at optimizer.py:530 "
-                                               "(`out = func(*args, **kwargs)`), passed on past it")
+        assert values_text(trace, resumed) == ("the value on the stack at line 530's graph break "
+                                               "(`out = func(*args, **kwargs)` in optimizer.py), passed on past it")
 
 
 def test_the_recompile_that_made_it_dynamic_names_the_expression(capsys):

@@ -63,15 +63,18 @@ class StackValue:
         return f"the value of `{self.call}`" if self.call else f"the value on the stack at line {self.line}'s graph break"
 
     def text(self, rest: str = "") -> str:
-        """"the value of `loss.item()` (item_break.py:16), passed on past the graph break"; of a value not known to
-        be the call's, the line: "a value on the stack at the graph break at item_break.py:16 (`scale = loss.item()`),
-        passed on past it". rest is what the source adds to it (".size()[0]")."""
-        where = f"{os.path.basename(self.filename)}:{self.line}" if self.filename else f"line {self.line} of {self.function}"
+        """The short form with its detail after it, so that both read as one value: "the value of `loss.item()`
+        (item_break.py:16), passed on past the graph break"; of a value not known to be the call's, "the value on the
+        stack at line 16's graph break (`scale = loss.item()` in item_break.py), passed on past it". rest is what the
+        source adds to it (".size()[0]")."""
         of = f"`{rest.lstrip('.')}` of " if rest else ""
         if self.call:
-            return f"{of}the value of `{self.call}` ({where}), passed on past the graph break"
-        code = f" (`{self.code}`)" if self.code else ""
-        return f"{of}a value on the stack at the graph break at {where}{code}, passed on past it"
+            where = f"{os.path.basename(self.filename)}:{self.line}" if self.filename else f"line {self.line} of {self.function}"
+            return f"{of}{self.short} ({where}), passed on past the graph break"
+        # (the short form names the line already: the detail adds the line's code and its file)
+        place = os.path.basename(self.filename) if self.filename else self.function
+        detail = f"`{self.code}` in {place}" if self.code else f"in {place}"
+        return f"{of}{self.short} ({detail}), passed on past it"
 
 
 class StackValues:
