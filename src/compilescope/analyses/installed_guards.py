@@ -320,7 +320,10 @@ def tree_argument_slot(tree: GuardTree, name: str) -> ArgumentSlot | None:
 
 def tree_reads_local(tree: GuardTree, name: str) -> bool:
     """Whether the tree reads the frame's local name on entering it: one of the frame's arguments."""
-    return any(line.argument is not None and line.argument[0] == name for line in tree.lines)
+    for line in tree.lines:  # (a loop, not a generator: asked of every frame's arguments)
+        if line.argument is not None and line.argument[0] == name:
+            return True
+    return False
 
 
 def tree_aliases(tree: GuardTree, name: str) -> set[str]:

@@ -342,18 +342,31 @@ _DECORATED = "L['func']"
 def _in_kwargs(tree: GuardTree, local: str) -> bool:
     """Whether the frame took `local` by keyword into its **kwargs: its tree checks a tensor at L['kwargs']['local']
     and reads no local of that name."""
+    if tree_reads_local(tree, local):
+        return False
     source = f"L['kwargs']['{local}']"
-    return not tree_reads_local(tree, local) and any(
-        line.tensor is not None and (line.tensor[0] == source or line.tensor[0].startswith(source + "."))
-        for line in tree.lines)
+    attribute = source + "."
+    # (a loop, not a generator: asked of every frame, over a tree of a thousand lines)
+    for line in tree.lines:
+        tensor = line.tensor
+        if tensor is not None and (tensor[0] == source or tensor[0].startswith(attribute)):
+            return True
+    return False
 
 
 def _container(tree: GuardTree, local: str) -> bool:
     """Whether the tree reads the frame's local as a container: fixes its length (`len(L['args']) == 2`, a *args
     tuple) or checks a tensor among its items (`L['args'][0]`)."""
     source = f"L['{local}']"
-    return any(any(container == source for container, _ in line.lengths)
-               or (line.tensor is not None and line.tensor[0].startswith(source + "[")) for line in tree.lines)
+    item = source + "["
+    # (a loop, not nested generators: asked of every frame, over a tree of a thousand lines, few fixing a length)
+    for line in tree.lines:
+        if line.tensor is not None and line.tensor[0].startswith(item):
+            return True
+        for container, _ in line.lengths:
+            if container == source:
+                return True
+    return False
 
 
 def _made_by(tree: GuardTree, passed: CallArgument) -> bool:
