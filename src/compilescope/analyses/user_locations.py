@@ -507,6 +507,16 @@ def _passes_each(call: ast.Call, slot: ArgumentSlot, bound: bool) -> bool:
                                     and at < len(call.args)) for name, index in slot.tensors)
 
 
+def _source_segment(text: str, node: ast.AST) -> str | None:
+    """ast.get_source_segment(text, node), without its splitting the text into lines a character at a time for every
+    node where the text is one line (a stack's line of code: call_argument asks for each call and argument of it)."""
+    end_col = getattr(node, "end_col_offset", None)
+    if getattr(node, "lineno", None) == getattr(node, "end_lineno", None) == 1 and end_col is not None \
+            and "\n" not in text and "\r" not in text:
+        return text.encode()[node.col_offset:end_col].decode()  # type: ignore[attr-defined]
+    return ast.get_source_segment(text, node)
+
+
 def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, callee: str | None = None,
                   bound: bool = False, by_keyword: bool = False) -> CallArgument | None:
     """What the call on a line (its text, from a stack) passes as the frame's argument `local`, at its slot among
@@ -540,12 +550,12 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
     # `cm(torch.randn(n, 4),`, `torch.add(cm(x, t), u)`)
     calls = [call for call in ast.walk(tree) if isinstance(call, ast.Call)
              and (_callee_name(call) == callee if callee is not None else
-                  not (ast.get_source_segment(text, call.func) or "").startswith("torch."))]
+                  not (_source_segment(text, call.func) or "").startswith("torch."))]
     found: list[CallArgument | None] = []  # (None: a call that could pass it, its argument not shown)
     for call in calls:
         keyword = next((kw.value for kw in call.keywords if kw.arg == local), None)
         if keyword is not None:
-            found.append(CallArgument(ast.get_source_segment(text, keyword) or "?",
+            found.append(CallArgument(_source_segment(text, keyword) or "?",
                                       keyword.id if isinstance(keyword, ast.Name) else None, None))
             continue
         splats = [kw.value for kw in call.keywords if kw.arg is None]
@@ -582,6 +592,6 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
         if position >= len(shown):
             continue
         arg = shown[position]
-        found.append(CallArgument(ast.get_source_segment(text, arg) or "?", arg.id if isinstance(arg, ast.Name)
+        found.append(CallArgument(_source_segment(text, arg) or "?", arg.id if isinstance(arg, ast.Name)
                                   else None, position))
     return found[0] if len(found) == 1 else None
