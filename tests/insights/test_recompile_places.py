@@ -514,12 +514,15 @@ def test_a_line_with_several_calls_names_an_argument_only_where_one_call_could_p
         "t.float()", None, 1)
 
 
-
 def test_an_argument_is_cut_from_its_line_by_utf8_columns_as_get_source_segment_cuts_it():
     # (call_argument cuts one-line text itself, not through ast.get_source_segment: its columns are UTF-8 offsets)
     slot = ArgumentSlot(local_index=2, after_self=True)
     assert call_argument("ü = cm(x, t['é'])  # naïve", "target", slot, bound=True) == CallArgument("t['é']", None, 1)
     assert call_argument("out = cm(x, t.float(),", "target", slot, bound=True) == CallArgument("t.float()", None, 1)
+    # (a line cut mid-call after non-ASCII text: its last argument may go on on the next line, `t` / `.float())`)
+    assert call_argument("ü = cm(x, t", "target", slot, bound=True) is None
+    assert call_argument('cm("é", t', "target", slot, bound=True) is None
+
 
 def test_self_passed_by_hand_to_a_compiled_unbound_forward_is_not_taken_for_the_module_passing_it():
     # library_calls.py (unbound): `unbound(net, x, t)`, line 27, unbound = torch.compile(Net3.forward): the call

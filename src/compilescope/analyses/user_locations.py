@@ -568,8 +568,8 @@ def call_argument(call_code: str | None, local: str, slot: ArgumentSlot | None, 
             if splats:
                 found.append(None)  # (a dict it spreads may hold it)
             continue
-        # (the last argument of a cut line may go on on the next: `cm(a, b` / `.float())`)
-        cut = not shown_all and call.end_lineno == 1 and call.end_col_offset == len(text)
+        # (the last argument of a cut line may go on on the next: `cm(a, b` / `.float())`; columns are UTF-8 bytes)
+        cut = not shown_all and call.end_lineno == 1 and call.end_col_offset == len(text.encode())
         shown = call.args[:-1] if cut else call.args
         position = slot.position(bound) if slot is not None else None
         if any(isinstance(a, ast.Starred) for a in shown[:(position or 0) + 1]):
