@@ -386,3 +386,69 @@ def test_every_record_class_a_report_imports_has_its_own_docstring(tmp_path):
     classes = json.loads(found.read_text())
     assert classes["made"] > 100  # (the report imported its record classes)
     assert classes["written"] == []
+
+
+def test_named_tuples_are_typing_s_classes_with_their_annotations_as_written(monkeypatch):
+    """records.NamedTuple makes the class typing.NamedTuple makes (fields, defaults, docstring, methods, repr,
+    _replace, the same errors) without compiling each text annotation into a ForwardRef (~600K instructions a class,
+    ~17 classes in every report's start-up): the annotations stay the texts, which get_type_hints reads alike."""
+    import typing
+
+    import pytest
+
+    forward_refs = []
+    real_forward_ref_init = typing.ForwardRef.__init__
+
+    def counted(self, *args, **kwargs):
+        forward_refs.append(args[0])
+        real_forward_ref_init(self, *args, **kwargs)
+
+    def make(base):
+        class Place(base):
+            """Where it is."""
+            path: str
+            line: int | None = None
+            names: tuple[str, ...] = ()
+
+            def shown(self) -> str:
+                return f"{self.path}:{self.line}"
+
+        return Place
+
+    theirs = make(typing.NamedTuple)
+    monkeypatch.setattr(typing.ForwardRef, "__init__", counted)
+    ours = make(records.NamedTuple)
+    assert forward_refs == []
+    monkeypatch.undo()
+    for name in ("__doc__", "__qualname__", "__module__", "_fields", "_field_defaults", "__match_args__",
+                 "__slots__"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert ours.__mro__[1:] == theirs.__mro__[1:] == (tuple, object)
+    assert ours.__annotations__ == {"path": "str", "line": "int | None", "names": "tuple[str, ...]"}
+    assert typing.get_type_hints(ours) == typing.get_type_hints(theirs)
+    made, reference = ours("a.py", 3), theirs("a.py", 3)
+    assert repr(made) == repr(reference) and made == reference and made.shown() == "a.py:3"
+    assert made._replace(line=4)._asdict() == reference._replace(line=4)._asdict()
+    assert ours._make(["b.py", 1, ("x",)]) == ("b.py", 1, ("x",))
+    for body, error in (("a: int = 1\n    b: int", "Non-default namedtuple field b cannot follow default field a"),
+                        ("a: int\n    def _replace(self): pass", "Cannot overwrite NamedTuple attribute _replace")):
+        for base in (typing.NamedTuple, records.NamedTuple):
+            with pytest.raises((TypeError, AttributeError), match=error):
+                exec(f"class Bad(base):\n    {body}\n", {"base": base, "__name__": "bad"})
+
+
+def test_the_named_tuples_a_report_imports_compile_no_annotation():
+    """Every NamedTuple class of the modules a report imports is made by records.NamedTuple: its annotations are the
+    texts as written, not typing's ForwardRefs compiled from them."""
+    import typing
+
+    import compilescope.cli.report  # noqa: F401  (the report's modules)
+
+    named_tuples = [value for module in list(sys.modules.values()) if module.__name__.startswith("compilescope")
+                    for value in vars(module).values()
+                    if isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields")
+                    and value.__module__ == module.__name__]
+    assert len(named_tuples) > 10
+    compiled = [cls.__qualname__ for cls in named_tuples
+                if any(isinstance(a, typing.ForwardRef) for a in cls.__annotations__.values())]
+    assert compiled == []

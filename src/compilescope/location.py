@@ -13,8 +13,8 @@ import functools
 import io
 import os
 import stat
-from .model.records import dataclass
-from typing import IO, Any, BinaryIO, Callable, NamedTuple, TypeVar
+from .model.records import NamedTuple, dataclass
+from typing import IO, Any, BinaryIO, Callable, TypeVar
 
 from .errors import CompilescopeError
 from .lazy_regex import lazy_compile

@@ -10,11 +10,12 @@ import posixpath
 import shutil
 import stat
 import tempfile
-from typing import IO, Iterable, Iterator, NamedTuple, Union
+from typing import IO, Iterable, Iterator, Union
 
 from . import location
 from .collector import something_frozen
 from .errors import CompilescopeError, OutputExistsError
+from .model.records import NamedTuple
 
 # Every report (compilescope's of any kind, and tlparse's) has this page at its top: --overwrite
 # replaces only a directory that holds it, or compilescope's mark, never any other directory.

@@ -11,10 +11,10 @@ import io
 import keyword
 import tokenize
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
+from ..model.records import NamedTuple
 from ..model.trace import Compile, Trace
 from .installed_guards import GUARDS_ARTIFACT, GuardSite, GuardTree, GuardTrees, tree_holds_module, tree_locals
 from .user_locations import (UserLocation, code_origin, is_clipped_torch_file, is_framework_file, is_torch_file, last_user_stack_frame,

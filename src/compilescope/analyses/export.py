@@ -18,14 +18,14 @@ from __future__ import annotations
 import bisect
 from dataclasses import field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import NO_COMPILE_ID_DIR, Artifact, ExportEvent, Frame, Trace
-from ..model.records import dataclass
+from ..model.records import NamedTuple, dataclass
 from ..wording import possessive
 from .user_locations import UserLocation, export_call, exported_user_frame, user_source_name
 

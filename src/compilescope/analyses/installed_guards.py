@@ -11,10 +11,10 @@ tensors it checks and the KV caches it guards (tree_tensor, tree_subclass, tree_
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from ..lazy_regex import lazy_compile
 from ..model.payloads import PayloadRef
+from ..model.records import NamedTuple
 from ..model.trace import Trace
 from .user_locations import ArgumentSlot, closure_variable
 

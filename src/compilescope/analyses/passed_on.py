@@ -7,11 +7,11 @@ library's call of the frame in the traceback of the graph break that compiled it
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.payloads import PayloadRef
+from ..model.records import NamedTuple
 from ..model.trace import Compile, Trace
 from ..wording import possessive
 from .compiled_frames import CompiledFrames, UsersNames

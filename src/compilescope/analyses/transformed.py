@@ -7,13 +7,13 @@ functions only), decompiled here from its text.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..lazy_regex import lazy_compile
 from ..decompile.recorded import HEADER, TRANSFORMED
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Artifact, Compile, Trace
-from ..model.records import dataclass
+from ..model.records import NamedTuple, dataclass
 from .aoti import KERNEL_CODE, WRAPPER_CODE, aoti
 from .compiled_frames import compiled_frame
 from .export import EXPORTED_PROGRAM_KIND

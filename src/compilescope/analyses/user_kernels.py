@@ -30,12 +30,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import field
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
 from ..lazy_regex import lazy_compile
-from ..model.records import dataclass
+from ..model.records import NamedTuple, dataclass
 from ..model.source_files import NO_FILES, SourceFiles
 from ..model.trace import Compile, Trace
 from .fx_sites import FX_NODE, FX_SOURCE_COMMENT, GRAPH_ARTIFACT, NODE_MAPPINGS, POST_GRAD

@@ -10,11 +10,11 @@ import ast
 import functools
 import os
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..lazy_regex import lazy_compile
 from ..model.trace import Frame
-from ..model.records import dataclass
+from ..model.records import NamedTuple, dataclass
 from ..wording import ordinal, possessive
 
 # `  File "/path/x.py", line 23, in f` (optionally followed by the code on the next line)

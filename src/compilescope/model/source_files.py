@@ -6,9 +6,8 @@ the analyses said of the files, not the files.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ..location import NOT_A_FILE, NOT_HERE, TOO_BIG
+from .records import NamedTuple
 
 MAX_READ_BYTES = 8 << 20  # the most any analysis reads of one file (user_kernels'); the others bound lower (lines)
 MAX_SOURCE_BYTES = 4 << 20  # a user's source file bigger than this is not read as lines: source pages, state_lines, custom ops

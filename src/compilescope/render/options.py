@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Mapping
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.names import safe_stem
-from ..model.records import dataclass
+from ..model.records import NamedTuple, dataclass
 from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, Trace, dump_file_name
 
 if TYPE_CHECKING:

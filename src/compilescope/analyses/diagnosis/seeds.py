@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import NamedTuple
 
 from . import ProgramSeed
+from ...model.records import NamedTuple
 
 # A call that seeds a random generator, in the program's own file: torch.manual_seed(0), torch.cuda.manual_seed_all,
 # random.seed, np.random.seed, transformers' set_seed, lightning's seed_everything: any call whose name holds "seed"

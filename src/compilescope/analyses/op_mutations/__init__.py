@@ -78,9 +78,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import field
-from typing import Any, NamedTuple
+from typing import Any
 
-from ...model.records import dataclass
+from ...model.records import NamedTuple, dataclass
 from ...model.trace import Compile
 from ...wording import LISTED, first_listed
 from ..user_locations import UserLocation
