@@ -452,3 +452,55 @@ def test_the_named_tuples_a_report_imports_compile_no_annotation():
     compiled = [cls.__qualname__ for cls in named_tuples
                 if any(isinstance(a, typing.ForwardRef) for a in cls.__annotations__.values())]
     assert compiled == []
+
+
+def test_a_frozen_record_refuses_writes_as_dataclasses_would_without_compiling_them(monkeypatch):
+    """A frozen record (no slots, no dataclass base) gets shared __setattr__/__delattr__ rather than the two
+    dataclasses compiles for each frozen class (~1M instructions a class), refusing the same writes with the same
+    errors; a subclass is still checked by dataclasses against it."""
+    import pytest
+
+    created = []
+    real_create_fn = dataclasses._create_fn  # type: ignore[attr-defined]
+    monkeypatch.setattr(dataclasses, "_create_fn", lambda name, *args, **kwargs: created.append(name)
+                        or real_create_fn(name, *args, **kwargs))
+
+    @records.dataclass(frozen=True)
+    class Ours:
+        """Frozen."""
+        a: int
+        b: str = ""
+
+    assert created == []
+    monkeypatch.undo()
+
+    @dataclasses.dataclass(frozen=True)
+    class Theirs:
+        a: int
+        b: str = ""
+
+    assert Ours.__dataclass_params__.frozen and dataclasses.fields(Ours)[0].name == "a"
+    for cls in (Ours, Theirs):
+        made = cls(1)
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'a'"):
+            made.a = 2
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'c'"):
+            made.c = 2  # (any name, on the class's own instances)
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'b'"):
+            del made.b
+        assert hash(made) == hash(cls(1)) and made == cls(1) and (made.a, made.b) == (1, "")
+    assert Ours.__setattr__.__qualname__.endswith("Ours.__setattr__")
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+        @records.dataclass
+        class Mutable(Ours):
+            c: int = 0
+
+    @records.dataclass(frozen=True)
+    class Sub(Ours):
+        """A frozen subclass."""
+        c: int = 0
+
+    sub = Sub(1, "x", 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sub.c = 3
+    assert repr(sub) == "test_a_frozen_record_refuses_writes_as_dataclasses_would_without_compiling_them.<locals>.Sub(a=1, b='x', c=2)"

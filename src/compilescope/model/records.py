@@ -87,6 +87,26 @@ def _hash_for(cls: type) -> Callable[[Any], int]:
     return __hash__
 
 
+def _frozen_methods(cls: Any) -> tuple[Callable[[Any, str, Any], None], Callable[[Any, str], None]]:
+    """The __setattr__ and __delattr__ dataclasses writes for a frozen class: a field, or any name on an instance of
+    the class itself (not of a subclass), raises FrozenInstanceError."""
+    names = frozenset(f.name for f in dataclasses.fields(cls))
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    __setattr__.__qualname__ = f"{cls.__qualname__}.__setattr__"
+    __delattr__.__qualname__ = f"{cls.__qualname__}.__delattr__"
+    return __setattr__, __delattr__
+
+
 def _order_for(cls: type) -> dict[str, Callable[[Any, Any], Any]]:
     values = _compared(cls)
 
@@ -310,7 +330,14 @@ def _process(cls: Any, slots: bool, frozen: bool, order: bool) -> Any:
                                 "Consider using functools.total_ordering")
     if not has_doc:  # (written below, once __init__ is there: dataclasses would look for a signature without one)
         cls.__doc__ = "(a record)"
-    made = _dataclasses_made(cls, frozen, slots)
+    # A frozen class without slots or a dataclass base is made as a mutable one, then given shared __setattr__ and
+    # __delattr__ (_frozen_methods): dataclasses compiles both for each frozen class, ~1M instructions a class.
+    shared_frozen = (frozen and not slots and "__setattr__" not in own and "__delattr__" not in own
+                     and not any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]))
+    made = _dataclasses_made(cls, frozen and not shared_frozen, slots)
+    if shared_frozen:
+        made.__dataclass_params__.frozen = True  # (what a subclass and dataclasses' checks read)
+        made.__setattr__, made.__delattr__ = _frozen_methods(made)
     if not has_init:
         made.__init__ = _init_for(made, frozen)
     if not has_doc:  # as dataclasses writes it
