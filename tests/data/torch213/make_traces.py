@@ -354,12 +354,20 @@ SCENARIOS = [
     # NetWrapped's forward.
     Scenario("library_names_wrapped", "library_wrapped.py", gzip=True, env={
         "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages")}),
+    # mylib's Net3 called with a 67-character name (_ident) and with an expression and a name whose sizes both change
+    # (_mixed): a name said whole, an expression's size and advice readable.
+    *[Scenario(f"library_long_{v}", "library_long.py", gzip=True, env={
+        "PYTHONPATH": str(HERE / "programs" / "library_args_site" / "lib" / "python3.11" / "site-packages"),
+        "LONG_VARIANT": v})
+      for v in ("ident", "mixed")],
     # One model cast with m.double() between two calls: a dtype recompile of self's parameters.
     Scenario("one_model_cast", "one_model_cast.py", gzip=True),
     # A parameter of f used after f's graph break: the resume function is passed f's own tensor, which
     # mark_dynamic reaches (_marked: marked before each call, each frame compiles once).
     Scenario("resume_param", "resume_param.py", gzip=True),
     Scenario("resume_param_marked", "resume_param.py", gzip=True, env={"RESUME_VARIANT": "marked"}),
+    # A parameter used after a graph break whose two dimensions both change: one tensor, named once.
+    Scenario("resume_two_dims", "resume_two_dims.py", gzip=True),
 ]
 
 SCRUB_ENV = [
