@@ -542,3 +542,24 @@ def test_a_long_expression_is_cut_in_labels_and_whole_in_the_advice(tmp_path):
     page = (tmp_path / "index.html").read_text()
     assert f'<span class="muted"><code>{cut[1:-1]}</code> (forward&#39;s target), the second argument' in page
     assert f"`{'-' * 29}" not in page
+
+
+LONG_NAME = "encoder_hidden_states_for_cross_attention_with_padding_mask_applied"
+
+
+def test_a_long_name_is_said_whole_in_labels_as_in_the_advice(capsys):
+    # library_long.py (ident): `cm(torch.ones(2, 4), <a 67-character name>)` (line 20): forward's target is the
+    # user's variable. The step's check, its dimension and the size cut it in the middle ("encoder_hidden_states_for_
+    # cro…ion_with_padding_mask_applied") where the advice said it whole: one tensor spelled two ways. Only an
+    # expression is cut.
+    assert _line(PROGRAMS_213 / "library_long.py", 20) == f"out = cm(torch.ones(2, 4), {LONG_NAME})"
+    log = torch213("library_long_ident.log.gz")
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
+    assert step.guard.location_label == f"{LONG_NAME} (forward's target) passed in by the call at"
+    assert step.dynamic_of == f"{LONG_NAME}'s dimension 0"
+    (advice,) = forward.advice
+    assert f"torch._dynamo.mark_dynamic({LONG_NAME}, 0)" in advice
+    assert _sizes(log)[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == f"{LONG_NAME}.size()[0] (forward's target)"
+    assert run_cli("summary", "--json", log) == 0
+    assert "…" not in capsys.readouterr().out

@@ -124,13 +124,13 @@ class ArgumentName(NamedTuple):
     def short(self) -> str:
         """name as labels say it (the step's check, its dimension, the Dynamic shapes size): an expression longer
         than _LABEL_LENGTH cut in the middle with "…" (a call's 471-character argument wrapped to 7 terminal lines,
-        twice a step); the advice keeps name whole, the code the user copies."""
-        inner = self.name[1:-1] if self.expression else self.name
-        if len(inner) <= _LABEL_LENGTH:
+        twice a step); the advice keeps name whole, the code the user copies. A name is never cut: the advice says
+        it whole, and one tensor would be spelled two ways."""
+        if not self.expression or len(self.name) - 2 <= _LABEL_LENGTH:
             return self.name
+        inner = self.name[1:-1]
         keep = (_LABEL_LENGTH - 1) // 2
-        cut = f"{inner[:keep]}…{inner[-keep:]}"
-        return f"`{cut}`" if self.expression else cut
+        return f"`{inner[:keep]}…{inner[-keep:]}`"
 
     def said(self, rest: str = "") -> str:
         """The argument, or what of it (rest: ".size()[1]"), with its qualifier: "ids.size()[1] (input_ids of
