@@ -537,7 +537,8 @@ def test_a_long_expression_is_cut_in_labels_and_whole_in_the_advice(tmp_path):
     (advice,) = forward.advice
     whole = "`" + "-" * 470 + "t`"
     assert advice.startswith(f"Sizes change between calls ({whole} at index 0") and "…" not in advice
-    assert _sizes(log)[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == f"{cut[1:-1]}.size()[0] (forward's target)"
+    assert _sizes(log)[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == (
+        f"({cut[1:-1]}).size()[0] (forward's target)")  # (not "---…--t.size()[0]": minus t's size)
     report(log, tmp_path)
     page = (tmp_path / "index.html").read_text()
     assert f'<span class="muted"><code>{cut[1:-1]}</code> (forward&#39;s target), the second argument' in page
@@ -563,3 +564,12 @@ def test_a_long_name_is_said_whole_in_labels_as_in_the_advice(capsys):
     assert _sizes(log)[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == f"{LONG_NAME}.size()[0] (forward's target)"
     assert run_cli("summary", "--json", log) == 0
     assert "…" not in capsys.readouterr().out
+
+
+def test_an_expression_that_is_an_operation_is_in_parentheses_before_its_size():
+    # library_long.py (mixed): `cm(torch.ones(n, 4) * 1.0, t)` (line 22): the size of forward's x read
+    # "torch.ones(n, 4) * 1.0.size()[0]", 1.0's size times a tensor. A name, attribute, item or call needs none.
+    assert _line(PROGRAMS_213 / "library_long.py", 22) == "out = cm(torch.ones(n, 4) * 1.0, t)"
+    sizes = _sizes(torch213("library_long_mixed.log.gz"))
+    assert sizes[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "(torch.ones(n, 4) * 1.0).size()[0] (forward's x)"
+    assert sizes[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == "t.size()[0] (forward's target)"

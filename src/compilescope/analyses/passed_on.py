@@ -135,8 +135,11 @@ class ArgumentName(NamedTuple):
     def said(self, rest: str = "") -> str:
         """The argument, or what of it (rest: ".size()[1]"), with its qualifier: "ids.size()[1] (input_ids of
         GPT2LMHeadModel's forward)", "forward's x.size()[0]"; an expression's backticks kept only where it stands
-        alone; short."""
-        name = self.short[1:-1] if rest and self.expression else self.short
+        alone, and one that is no name, attribute, item or call's result in parentheses before rest
+        ("(-t).size()[0]", never "-t.size()[0]", which reads as minus t's size); short."""
+        name = self.short
+        if rest and self.expression:
+            name = name[1:-1] if _takes_a_suffix(self.name[1:-1]) else f"({name[1:-1]})"
         return f"{name}{rest} ({self.of})" if self.of is not None else f"{name}{rest}"
 
     def dimension(self, dim: str) -> str:
@@ -146,6 +149,17 @@ class ArgumentName(NamedTuple):
         if self.users and not self.expression:
             return f"{possessive(self.short)} dimension {dim}"
         return f"dimension {dim} of {self.short}"
+
+
+def _takes_a_suffix(code: str) -> bool:
+    """Whether an expression reads as one value with `.size()[0]` after it: a name, an attribute, an item or a call
+    (`t`, `obj.t`, `batch["x"]`, `torch.randn(n, 4)`), not an operation (`-t`, `a * 1.0`), whose operand would take
+    it. Code that does not parse (cut, or too deep) takes parentheses, the safe way."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
 
 
 def argument_name(passed: Passed | None, function: str | None, local: str) -> ArgumentName | None:
