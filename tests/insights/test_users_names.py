@@ -543,6 +543,13 @@ def test_a_long_expression_is_cut_in_labels_and_whole_in_the_advice(tmp_path):
     page = (tmp_path / "index.html").read_text()
     assert f'<span class="muted"><code>{cut[1:-1]}</code> (forward&#39;s target), the second argument' in page
     assert f"`{'-' * 29}" not in page
+    # (the compile's own pages, [0/1]'s attempts, showed the raw backticks)
+    pages = sorted(tmp_path.glob("-_0_1_*/index.html"))
+    assert len(pages) == 2
+    for compile_page in pages:
+        shown = compile_page.read_text()
+        assert f"<div><code>{cut[1:-1]}</code> (forward&#39;s target), the second argument" in shown
+        assert f"`{'-' * 29}" not in shown
 
 
 LONG_NAME = "encoder_hidden_states_for_cross_attention_with_padding_mask_applied"
