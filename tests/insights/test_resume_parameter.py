@@ -10,6 +10,8 @@ import gzip
 import json
 import re
 
+from compilescope.analyses.recompiles.advice import resumed_size_advice
+
 from ..conftest import run_cli, torch213
 
 LOG = torch213("resume_param.log.gz")
@@ -32,3 +34,24 @@ def test_a_resume_functions_parameter_is_advised_to_be_marked_dynamic(capsys):
     assert "torch._dynamo.mark_dynamic(x, 0)" in advice
     assert "`x` is a parameter of f, which Dynamo passes on past its graph break at line 15" in advice
     assert "cannot mark" not in advice and "local" not in advice
+
+
+def test_a_parameter_whose_two_dimensions_change_is_named_once(capsys):
+    # resume_two_dims.py: f(x) breaks at line 11 and x's dimensions 0 and 1 both change. The advice said "`x` and `x`
+    # are parameters of f ... if f passes them on": one tensor, named once, in the singular.
+    assert run_cli("summary", "--json", torch213("resume_two_dims.log.gz")) == 0
+    frames = json.loads(capsys.readouterr().out)["recompiles"]["frames"]
+    by_id = {f["frame_id"]: f for f in frames}
+    assert by_id[1]["name"] == "torch_dynamo_resume_in_f_at_11"
+    (advice,) = by_id[1]["advice"]
+    assert "(x at index 0; x at index 1)" in advice and "torch._dynamo.mark_dynamic(x, [0, 1])" in advice
+    assert "`x` is a parameter of f, which Dynamo passes on past its graph break at line 11" in advice
+    assert "if f passes it on unchanged" in advice and "`x` and `x`" not in advice
+
+
+def test_a_local_whose_two_dimensions_change_is_named_once():
+    said = resumed_size_advice([("h", "0", ""), ("h", "1", "")], ("forward", 30))
+    assert "(h at index 0; h at index 1). `h` is a local of forward that Dynamo passes on" in said
+    assert "not a tensor you pass in, so torch._dynamo.mark_dynamic cannot mark it:" in said
+    said = resumed_size_advice([("h", "0", ""), ("g", "1", ""), ("h", "1", "")], ("forward", 30))
+    assert "`h` and `g` are locals of forward" in said and "cannot mark them:" in said

@@ -273,17 +273,23 @@ def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, i
     the dynamic= option of the compile, or removing the break."""
     listed = "; ".join(f"{tensor} at index {dim}" for tensor, dim, _ in sizes[:_SIZES_LISTED]) + (
         f"; {len(sizes) - _SIZES_LISTED} more" if len(sizes) > _SIZES_LISTED else "")
-    names = and_list([_as_code(tensor) for tensor, _, _ in sizes[:_SIZES_LISTED]])
+    names, one = _distinct_names(sizes)
     function, line = resumed
-    which = "a local" if len(sizes) == 1 else "locals"
     how = ("drop dynamic=False (torch then makes a size dynamic once it changes) or compile with dynamic=True"
            if static else "compile with dynamic=True to have it dynamic from the first compile (torch makes a size "
            "dynamic once it changes)")
     return (f"Sizes change between calls ({listed}){', and ' + STATIC_WORDS if static else ''}. {names} "
-            f"{'is' if len(sizes) == 1 else 'are'} {which} of {function} that Dynamo passes on past its graph break at "
-            f"line {line}, not {'a tensor' if len(sizes) == 1 else 'tensors'} you pass in, so "
-            f"torch._dynamo.mark_dynamic cannot mark {'it' if len(sizes) == 1 else 'them'}: {how}; or remove that "
+            f"{'is a local' if one else 'are locals'} of {function} that Dynamo passes on past its graph break at "
+            f"line {line}, not {'a tensor' if one else 'tensors'} you pass in, so "
+            f"torch._dynamo.mark_dynamic cannot mark {'it' if one else 'them'}: {how}; or remove that "
             "graph break (Graph breaks says how), and the code after it compiles with the code before it.")
+
+
+def _distinct_names(sizes: list[tuple[str, str, str]]) -> tuple[str, bool]:
+    """The tensors of sizes as code, each once (two dimensions of x are one tensor: "`x`", never "`x` and `x`"), and
+    whether there is one."""
+    distinct = list(dict.fromkeys(tensor for tensor, _, _ in sizes))
+    return and_list([_as_code(tensor) for tensor in distinct[:_SIZES_LISTED]]), len(distinct) == 1
 
 
 def resumed_parameter_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, int],
@@ -292,8 +298,7 @@ def resumed_parameter_size_advice(sizes: list[tuple[str, str, str]], resumed: tu
     resumes (f(x), x used after f's graph break): Dynamo passes the resume function the tensor f was passed, so a
     torch._dynamo.mark_dynamic(x, 0) before calling f reaches it, where f passes x on unchanged."""
     function, line = resumed
-    names = and_list([_as_code(tensor) for tensor, _, _ in sizes[:_SIZES_LISTED]])
-    one = len(sizes) == 1
+    names, one = _distinct_names(sizes)
     return (f"{size_advice(sizes, static)} {names} {'is a parameter' if one else 'are parameters'} of {function}, "
             f"which Dynamo passes on past its graph break at line {line}: the mark reaches this function if "
             f"{function} passes {'it' if one else 'them'} on unchanged.")
