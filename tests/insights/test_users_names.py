@@ -100,7 +100,7 @@ def test_an_expression_the_call_passes_is_the_tensor_to_mark_not_a_placeholder()
     # Several sizes, some named and some not: code for the named, words for the others (it was the placeholder for
     # all, torch._dynamo.mark_dynamic(tensor, dim), the one it could name too).
     mixed = size_advice([("a", "0", ""), ("forward's target", "0", "")])
-    assert ("mark those dimensions dynamic: torch._dynamo.mark_dynamic(a, 0), and mark dimension 0 of the tensor "
+    assert ("mark those dimensions dynamic: torch._dynamo.mark_dynamic(a, 0); mark dimension 0 of the tensor "
             "passed as forward's target dynamic with torch._dynamo.mark_dynamic, or") in mixed
     assert "mark_dynamic(tensor, dim)" not in mixed
     # An expression the resume function's advice names is code once, not ``torch.randn(n, 4)``.
@@ -556,11 +556,11 @@ LONG_NAME = "encoder_hidden_states_for_cross_attention_with_padding_mask_applied
 
 
 def test_a_long_name_is_said_whole_in_labels_as_in_the_advice(capsys):
-    # library_long.py (ident): `cm(torch.ones(2, 4), <a 67-character name>)` (line 20): forward's target is the
+    # library_long.py (ident): `cm(torch.ones(2, 4), <a 67-character name>)` (line 21): forward's target is the
     # user's variable. The step's check, its dimension and the size cut it in the middle ("encoder_hidden_states_for_
     # cro…ion_with_padding_mask_applied") where the advice said it whole: one tensor spelled two ways. Only an
     # expression is cut.
-    assert _line(PROGRAMS_213 / "library_long.py", 20) == f"out = cm(torch.ones(2, 4), {LONG_NAME})"
+    assert _line(PROGRAMS_213 / "library_long.py", 21) == f"out = cm(torch.ones(2, 4), {LONG_NAME})"
     log = torch213("library_long_ident.log.gz")
     forward = _frame(log, "forward")
     (step,) = forward.steps
@@ -574,9 +574,42 @@ def test_a_long_name_is_said_whole_in_labels_as_in_the_advice(capsys):
 
 
 def test_an_expression_that_is_an_operation_is_in_parentheses_before_its_size():
-    # library_long.py (mixed): `cm(torch.ones(n, 4) * 1.0, t)` (line 22): the size of forward's x read
+    # library_long.py (mixed): `cm(torch.ones(n, 4) * 1.0, t)` (line 23): the size of forward's x read
     # "torch.ones(n, 4) * 1.0.size()[0]", 1.0's size times a tensor. A name, attribute, item or call needs none.
-    assert _line(PROGRAMS_213 / "library_long.py", 22) == "out = cm(torch.ones(n, 4) * 1.0, t)"
+    assert _line(PROGRAMS_213 / "library_long.py", 23) == "out = cm(torch.ones(n, 4) * 1.0, t)"
     sizes = _sizes(torch213("library_long_mixed.log.gz"))
-    assert sizes[("L['x'].size()[0]", ("[0/1]", "[0/1_1]"))] == "(torch.ones(n, 4) * 1.0).size()[0] (forward's x)"
-    assert sizes[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == "t.size()[0] (forward's target)"
+    assert sizes[("L['x'].size()[0]", ("[0/1]", "[0/1_1]", "[0/2]", "[0/2_1]"))] == (
+        "(torch.ones(n, 4) * 1.0).size()[0] (forward's x)")
+    assert sizes[("L['target'].size()[0]", ("[0/2]", "[0/2_1]"))] == "t.size()[0] (forward's target)"
+
+
+E = "`torch.ones(n, 4) * 1.0`"
+F = "`torch.randn(n, 4)`"
+_PUT_IN = "torch._dynamo.mark_dynamic takes the tensor, so give it a name before the call, mark it, and pass that name"
+
+
+def test_sizes_in_code_and_in_words_are_said_as_separate_clauses():
+    # library_long.py (mixed): forward's x, an expression, changes size at the second call, its target (t) at the
+    # third. The advice ran the words on after the call with a bare ", and": "mark_dynamic(t, 0), and mark dimension
+    # 0 of the tensor that ... pass that name, or compile ..."
+    forward = _frame(torch213("library_long_mixed.log.gz"), "forward")
+    (advice,) = forward.advice
+    assert (f"mark those dimensions dynamic: torch._dynamo.mark_dynamic(t, 0); mark dimension 0 of the tensor that {E} "
+            f"makes dynamic: {_PUT_IN}, or compile with dynamic=True.") in advice
+
+
+def test_an_expressions_dimensions_are_one_clause_and_words_replace_the_placeholder():
+    said = size_advice([("t", "0", ""), (E, "0", ""), (E, "1", "")])
+    assert f"torch._dynamo.mark_dynamic(t, 0); mark dimensions 0 and 1 of the tensor that {E} makes dynamic" in said
+    assert said.count(_PUT_IN) == 1
+    said = size_advice([("t", "0", ""), (E, "0", ""), (F, "1", "")])
+    assert (f"torch._dynamo.mark_dynamic(t, 0); mark dimension 0 of the tensor that {E} makes dynamic: {_PUT_IN}; "
+            f"mark dimension 1 of the tensor that {F} makes dynamic") in said
+    # (dynamic=False: the call is made before the call, as a single one's is)
+    said = size_advice([("t", "0", ""), (E, "0", ""), (F, "1", "")], static=True)
+    assert "mark the dimensions dynamic: torch._dynamo.mark_dynamic(t, 0) before the call; mark dimension 0" in said
+    # (every size in words: the words, not the placeholder `mark_dynamic(tensor, dim)`)
+    said = size_advice([(E, "0", ""), (F, "1", "")])
+    assert "mark_dynamic(tensor, dim)" not in said
+    assert said.startswith(f"Sizes change between calls ({E} at index 0; {F} at index 1): mark dimension 0 of the "
+                           f"tensor that {E} makes dynamic: {_PUT_IN}; mark dimension 1 of the tensor that {F}")

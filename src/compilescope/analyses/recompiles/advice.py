@@ -171,9 +171,12 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
     if static:
         named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}{w}' for t, d, w in sizes[:_SIZES_LISTED])}" + (
             f"; {len(sizes) - _SIZES_LISTED} more)" if len(sizes) > _SIZES_LISTED else ")")
-        how = _mark_one(*sizes[0][:2]) if len(sizes) == 1 else _mark_several(sizes, "mark the dimensions dynamic")
-        before = "" if how.endswith("pass that name") else " before the call"  # (an expression's says where)
-        return (f"Sizes change between calls{named}, and {STATIC_WORDS}: {how}{before}, or drop dynamic=False "
+        if len(sizes) == 1:
+            how = _mark_one(*sizes[0][:2])
+            how += "" if how.endswith("pass that name") else " before the call"  # (an expression's says where)
+        else:
+            how = _mark_several(sizes, "mark the dimensions dynamic", " before the call")
+        return (f"Sizes change between calls{named}, and {STATIC_WORDS}: {how}, or drop dynamic=False "
                 "(torch then makes a size dynamic once it changes).")
     if not sizes:
         return ADVICE["size"]
@@ -188,13 +191,15 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
             "compile with dynamic=True.")
 
 
-def _mark_several(sizes: list[tuple[str, str, str]], mark: str) -> str:
+def _mark_several(sizes: list[tuple[str, str, str]], mark: str, before: str = "") -> str:
     """How to mark several sizes dynamic, all listed: one call in code for each tensor that is a name the user can
     pass, its dimensions together and sorted ("... dynamic: torch._dynamo.mark_dynamic(a, 0) and
-    torch._dynamo.mark_dynamic(tokens, [0, 1])": mark_dynamic takes a list), _mark_one's words for each other (an
-    expression, a name of torch's); the placeholder where not all are listed, or none is a name."""
+    torch._dynamo.mark_dynamic(tokens, [0, 1])": mark_dynamic takes a list), then words for each other tensor (an
+    expression, a name of torch's), its dimensions in one clause, each clause apart ("; "): a bare "and" between them
+    ran on. before (" before the call") follows the calls and torch's names' words (an expression's words say where
+    themselves). The placeholder only where not all are listed."""
     if len(sizes) > _SIZES_LISTED:
-        return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim)"
+        return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim){before}"
     dims: dict[str, list[str]] = {}
     for tensor, dim, _ in sizes:
         if dim not in dims.setdefault(tensor, []):
@@ -207,10 +212,9 @@ def _mark_several(sizes: list[tuple[str, str, str]], mark: str) -> str:
         if call is not None:
             calls.append(call)
         else:
-            words.extend(_mark_one(tensor, dim) for dim in its)
-    if not calls:
-        return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim)"
-    return f"{mark}: {and_list(calls)}" + (f", and {and_list(words)}" if words else "")
+            words.append(_mark_words(tensor, its, before))
+    said = [f"{mark}: {and_list(calls)}{before}"] if calls else []
+    return "; ".join(said + words)
 
 
 def _mark_call(tensor: str, dim: str) -> str | None:
@@ -229,11 +233,19 @@ def _mark_one(tensor: str, dim: str, which: str = "the") -> str:
     call = _mark_call(tensor, dim)
     if call is not None:
         return f"mark {which} dimension dynamic with {call}"
+    return _mark_words(tensor, [dim])
+
+
+def _mark_words(tensor: str, dims: list[str], before: str = "") -> str:
+    """How to mark dimensions of a tensor that has no name the user can pass, in words: an expression's ("mark
+    dimensions 0 and 1 of the tensor that `e` makes dynamic: ... give it a name before the call"), a name of torch's
+    ("... of the tensor passed as forward's x dynamic with torch._dynamo.mark_dynamic", then before)."""
+    which = f"dimension{'s' if len(dims) > 1 else ''} {and_list(dims)}"
     code = tensor[1:-1] if len(tensor) > 2 and tensor.startswith("`") and tensor.endswith("`") else None
     if code is not None:
-        return (f"mark dimension {dim} of the tensor that {tensor} makes dynamic: torch._dynamo.mark_dynamic takes "
+        return (f"mark {which} of the tensor that {tensor} makes dynamic: torch._dynamo.mark_dynamic takes "
                 "the tensor, so give it a name before the call, mark it, and pass that name")
-    return f"mark dimension {dim} of the tensor passed as {tensor} dynamic with torch._dynamo.mark_dynamic"
+    return f"mark {which} of the tensor passed as {tensor} dynamic with torch._dynamo.mark_dynamic{before}"
 
 
 # A tensor's attributes that make a new tensor each time read (`t.T`): marking one marks none the call passes.

@@ -1,10 +1,11 @@
 """mylib's Net3 (forward(self, x, target), which passes target on to loss3, compiled apart after its graph break)
-called with names and expressions a label must not cut or misread. Backend eager; calls of 2, 3 and 5 rows.
+called with names and expressions a label must not cut or misread. Backend eager.
 
-LONG_VARIANT=ident: `cm(torch.ones(2, 4), encoder_hidden_states_...)` (line 20): forward's target is a plain name of
+LONG_VARIANT=ident: `cm(torch.ones(2, 4), encoder_hidden_states_...)` (line 21): forward's target is a plain name of
 67 characters (2, 3, 5 rows), said whole everywhere (a name is never cut, only an expression).
-LONG_VARIANT=mixed: `cm(torch.ones(n, 4) * 1.0, t)` (line 22): both sizes change, forward's x an expression (no name
-to pass to mark_dynamic: words) and its target the user's t (code).
+LONG_VARIANT=mixed: `cm(torch.ones(n, 4) * 1.0, t)` (line 23), x of 2, 3, 3 rows and t of 2, 2, 5: two sizes
+change, forward's x (an expression: no name to pass to mark_dynamic, so words) at the second call and its target (the
+user's t: code) at the third.
 """
 import os
 
@@ -13,9 +14,9 @@ from mylib import Net3
 
 VARIANT = os.environ["LONG_VARIANT"]
 cm = torch.compile(Net3(), backend="eager")
-for n in (2, 3, 5):
-    encoder_hidden_states_for_cross_attention_with_padding_mask_applied = torch.randn(n, 4)
-    t = torch.randn(n, 4)
+for n, m in ((2, 2), (3, 2), (3, 5)):
+    encoder_hidden_states_for_cross_attention_with_padding_mask_applied = torch.randn(n + m - 2, 4)
+    t = torch.randn(m, 4)
     if VARIANT == "ident":
         out = cm(torch.ones(2, 4), encoder_hidden_states_for_cross_attention_with_padding_mask_applied)
     else:
