@@ -376,22 +376,26 @@ def test_a_library_frame_the_users_compiled_code_calls_is_not_named_by_the_users
     # library_outer.py: the user's compiled Mine.forward(self, a, target) returns `self.model(target, a)` (line 15);
     # Net3's forward and loss3, compiled apart after loss3's graph break, take the user's a (t, whose size changes)
     # as their target. The log does not settle it from that line (the call runs inside compiled code): it said
-    # mark_dynamic(target, 0), the user's own target (2 rows always). Now torch's name, as the frame's: forward's
-    # target in both frames, loss3's being the one forward passes on.
+    # mark_dynamic(target, 0), the user's own target (2 rows always), then "forward's target", which beside that line
+    # (in the user's forward) reads as the user's target too. Now Net3's forward, by the class its tree types self.
     assert _line(PROGRAMS_213 / "library_outer.py", 15) == "return self.model(target, a)"
     log = torch213("library_passed_outer.log.gz")
     with read_trace(str(log)) as trace:
         frames = {(f.name, f.first_line): f for f in insights(trace).recompiles.frames}
-    for name, first_line, label in (("forward", 43, "forward's target"), (
-            "loss3", 13, "forward's target (loss3's target, which forward passes on)")):
+    for name, first_line, label in (("forward", 43, "target of Net3's forward"), (
+            "loss3", 13, "target of Net3's forward (loss3's target, which Net3's forward passes on)")):
         (step,) = frames[(name, first_line)].steps
         assert step.guard.location_label == f"{label} passed in by the call at"
+        assert step.dynamic_of == "dimension 0 of target of Net3's forward"
         (advice,) = frames[(name, first_line)].advice
-        assert "mark_dynamic(target, 0)" not in advice
+        assert "mark_dynamic(target, 0)" not in advice and "forward's target" not in advice
     sizes = _sizes(log)
-    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == "forward's target.size()[0]"
+    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == "target of Net3's forward.size()[0]"
     assert sizes[("L['target'].size()[0]", ("[2/1]", "[2/1_1]"))] == (
-        "forward's target.size()[0] (loss3's target, which forward passes on)")
+        "target of Net3's forward.size()[0] (loss3's target, which Net3's forward passes on)")
+    assert run_cli("summary", log) == 0
+    shown = capsys.readouterr().out
+    assert "forward's target" not in shown and "forward's\n" not in shown
 
 
 def test_a_staticmethod_forward_with_an_unused_first_parameter_is_not_counted_as_having_self(capsys):

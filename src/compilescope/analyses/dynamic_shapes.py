@@ -580,7 +580,8 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
         # forward's target, Dynamo's source beside it; torch's name, where not settled, qualified by the frame,
         # unless another name says it already. Only the argument's own size or value: an item of it, L['args'][1],
         # is no tensor passed)
-        function = names.function(compile_id, compiled.function) if compiled is not None else None
+        function = (passed_on.qualifier(compile_id, names.function(compile_id, compiled.function))
+                    if compiled is not None else None)
         named = argument_name(passed, function, local) if local else None
         if named is not None and (named.users or symbol.source_text == f"{local}{rest}"):
             symbol.source_text = named.said(rest)

@@ -14,10 +14,10 @@ from ..model.payloads import PayloadRef
 from ..model.records import NamedTuple
 from ..model.trace import Compile, Trace
 from ..wording import possessive
-from .compiled_frames import CompiledFrames, UsersNames
+from .compiled_frames import CompiledFrames, UsersNames, module_label
 from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
-from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, tree_aliases, tree_argument_slot, tree_locals,
-                               tree_mentions, tree_reads_local)
+from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, object_type, tree_aliases, tree_argument_slot,
+                               tree_locals, tree_mentions, tree_reads_local)
 from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code,
                              called_through_torch, calls_in, section, traceback_frames)
 
@@ -230,6 +230,20 @@ class PassedOn:
         payload = self._read()[0].get(_frame(cid))
         return self._guard_trees.of(payload) if payload is not None else None
 
+    def qualifier(self, cid: CompileId | None, function: str | None) -> str | None:
+        """The frame's name as its arguments' words qualify them (function: the report's name for it), except where it
+        would read as the user's own function whose line called the frame: the user's compiled Mine.forward calls
+        `self.model(target, a)` into Net3's forward, whose "forward's target" reads as the user's target (it is
+        their a). There, by the class of the module it runs where its guard tree types self ("Net3's forward"), else
+        None (the caller keeps a frame's own name or says the frame otherwise). The user's own frames stay as they
+        are (their line is their code), and their trees unread: only a clash reads one."""
+        caller = self._compiled_frames.library_caller(cid) if cid is not None and function is not None else None
+        if cid is None or caller is None or caller.function != function:
+            return function
+        payload = self._read()[0].get(_frame(cid))
+        cls = object_type(self._trace.payload_text(payload), "L['self']") if payload is not None else None
+        return module_label(cls.rsplit(".", 1)[-1]) if cls else None
+
     def of(self, cid: CompileId | None, function: UserLocation | None, local: str, depth: int = 0) -> Passed | None:
         """Where the argument `local` of the compilation's frame came from (function: the frame's code); None where
         the log does not show it, or where the local is a container its tree reads items of (loss_star(*args)'s args,
@@ -293,9 +307,13 @@ class PassedOn:
         if outer is None:
             # (the library function's own argument, passed on, its call's line not settling which tensor: named as
             # that function's argument is, "forward's target", so the tensor has one name in both frames)
-            heading = self._names.function(broken.compile_id, line.function)
+            named = self._names.function(broken.compile_id, line.function)
+            heading = self.qualifier(broken.compile_id, named)
+            if heading is None:
+                return None  # (named by no function the user's line reads as theirs: this frame keeps its own name)
             unplaced = unsettled_name(heading, outer_local)
-            return Passed(None, (line.function or "?",), unplaced=unplaced) if unplaced is not None else None
+            through = heading if heading != named else line.function or "?"  # ("which Net3's forward passes on")
+            return Passed(None, (through,), unplaced=unplaced) if unplaced is not None else None
         return Passed(outer.argument, (line.function or "?", *outer.through), outer.made_by, outer.made_at,
                       unplaced=outer.unplaced)
 

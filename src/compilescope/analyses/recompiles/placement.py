@@ -183,8 +183,10 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
     placed: dict[tuple[str | None, str, tuple[str, int] | None], tuple[str | None, FailedGuard]] = {}
     for step, entry in steps:
         caller = compiled_frames.called_from(entry.compile_id)
-        # (the frame as the report's heading names it: GPT2LMHeadModel's forward, for transformers' wrapper)
-        function = names.function(entry.compile_id, code.function) if code is not None else None
+        # (the frame as the report's heading names it: GPT2LMHeadModel's forward, for transformers' wrapper; by its
+        # module where that name is the user's function that called it, PassedOn.qualifier)
+        function = (passed_on.qualifier(entry.compile_id, names.function(entry.compile_id, code.function))
+                    if code is not None else None)
         for guard in step.failed_guards:
             checked = re.match(_TENSOR_CHECK, guard.guard) if guard is step.guard else None
             argument = argument_of(checked["tensor"]) if checked else None
