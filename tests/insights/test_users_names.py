@@ -617,3 +617,18 @@ def test_an_expressions_dimensions_are_one_clause_and_words_replace_the_placehol
     assert "mark_dynamic(tensor, dim)" not in said
     assert said.startswith(f"Sizes change between calls ({E} at index 0; {F} at index 1): mark dimension 0 of the "
                            f"tensor that {E} makes dynamic: {_PUT_IN}; mark dimension 1 of the tensor that {F}")
+
+
+def test_a_library_function_the_user_compiled_is_advised_by_no_name_of_its_own(capsys):
+    # library_calls.py (unbound): `unbound(net, x, t)` (line 27), unbound = torch.compile(Net3.forward): forward's
+    # stack is the frame alone, no line of the user's. Its target (the user's t) was advised as
+    # torch._dynamo.mark_dynamic(target, 0): no `target` exists at the user's call. Now in words, by the frame.
+    assert _line(PROGRAMS_213 / "library_calls.py", 27) == "out = unbound(net, x, t)"
+    log = torch213("library_calls_unbound.log.gz")
+    forward = _frame(log, "forward")
+    (step,) = forward.steps
+    assert step.dynamic_of == "dimension 0 of forward's target"
+    (advice,) = forward.advice
+    assert "mark_dynamic(target" not in advice
+    assert "mark dimension 0 of the tensor passed as forward's target dynamic with torch._dynamo.mark_dynamic" in advice
+    assert _sizes(log)[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == "forward's target.size()[0]"

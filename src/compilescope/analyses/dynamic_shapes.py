@@ -28,7 +28,7 @@ from ..wording import and_list, count
 from .aoti import aoti_call
 from .compiled_frames import CompiledFrames, UsersNames
 from .installed_guards import GuardTrees
-from .passed_on import PassedOn, argument_name, argument_of, item_name
+from .passed_on import PassedOn, argument_name, argument_of, item_name, unreached_name
 from .stack_values import StackValues
 from .status import RESTARTED, attempt_words, compile_statuses, restarted_attempt_label
 from .user_locations import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
@@ -568,6 +568,16 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
         return
     compiled = frames.compiled(compile_id)
     caller = frames.called_from(compile_id)
+    if caller is None and symbol.source.startswith("L['"):
+        # (a library's function compiled by the user themselves: its local is no name at their call, as recompiles
+        # say it: "forward's target")
+        argument = argument_of(user_source_name(symbol.source))
+        if argument is not None and symbol.source_text == f"{argument[0]}{argument[1]}":
+            function = names.function(compile_id, compiled.function) if compiled is not None else None
+            named = unreached_name(function, compiled, caller, argument[0])
+            if named is not None:
+                symbol.source_text = named.said(argument[1])
+        return
     if caller is not None and placed_at_call(compiled.filename if compiled is not None else None, symbol.source,
                                              symbol.location.filename, caller.code,
                                              compiled.function if compiled is not None else None):

@@ -19,7 +19,7 @@ from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
 from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, object_type, tree_aliases, tree_argument_slot,
                                tree_locals, tree_mentions, tree_reads_local)
 from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code,
-                             called_through_torch, calls_in, section, traceback_frames)
+                             called_through_torch, calls_in, code_origin, section, traceback_frames)
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
 
@@ -183,6 +183,18 @@ def argument_name(passed: Passed | None, function: str | None, local: str) -> Ar
     if passed.argument.name is not None:
         return None
     return ArgumentName(f"`{passed.argument.text}`", passed.as_argument(function, local))
+
+
+def unreached_name(function: str | None, code: UserLocation | None, caller: UserLocation | None,
+                   local: str) -> ArgumentName | None:
+    """The argument `local` of a library's function the user compiled themselves (torch.compile(Net3.forward); code:
+    the frame's), whose stack holds no line of theirs (caller: None): the local (target) is no name in scope at their
+    call, so it is qualified by the frame as unsettled_name qualifies ("forward's target") and advised in words, not
+    as mark_dynamic(target, 0). None for the user's own code, or a frame their line called."""
+    if caller is not None or code is None or code_origin(code.filename) is None:
+        return None
+    unsettled = unsettled_name(function, local)
+    return ArgumentName(unsettled) if unsettled is not None else None
 
 
 def unsettled_name(function: str | None, local: str) -> str | None:

@@ -12,7 +12,7 @@ from ...model.trace import Compile, Trace
 from ...wording import possessive
 from ..compiled_frames import CompiledFrames, UsersNames
 from ..fx_sites import GRAPH_ARTIFACT, first_use
-from ..passed_on import ArgumentName, Passed, PassedOn, argument_name, argument_of, item_name
+from ..passed_on import ArgumentName, Passed, PassedOn, argument_name, argument_of, item_name, unreached_name
 from ..installed_guards import GuardTree, enclosing_sources, tree_caches, tree_code_files, tree_tensor
 from ..stack_values import StackValues
 from ..user_locations import (FRAME_SOURCE, UserLocation, called_inside_compiled_code, code_origin,
@@ -254,7 +254,14 @@ def place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: Compi
                 tensor = guard.tensor_text or size["tensor"]
                 # (the frame's argument in the words every place of the report uses for it: argument_name's)
                 named = _named(argument, passed_by, function, guard, size["tensor"]) if passed else None
-                if named is not None and guard.location is not None:
+                if named is None and not passed:
+                    named = (unreached_name(function, code, caller, argument[0]) if argument is not None
+                             and not argument[1] else None)
+                    if named is not None:
+                        tensor = guard.tensor_text = named.said()
+                        if source is not None:
+                            step.dynamic_of = named.dimension(size["dim"])
+                if named is not None and passed and guard.location is not None:
                     tensor, passed = _say_passed(guard, named, passed_by, guard.location)
                     if source is not None:
                         step.dynamic_of = named.dimension(size["dim"])
