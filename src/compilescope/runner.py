@@ -645,6 +645,10 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     # An empty one that no process seen holds is not removed here as a leftover: a process in another pid namespace
     # sharing the directory (another container) is not in this /proc and may hold it, its crash still to come.
     crash_files_before = _stats(trace_dir, [name for name in before if crash_file_pid(name) is not None])
+    # One a live process holds open now is that process's (an earlier run's daemon, another run's worker): whatever
+    # it writes there during the run is no crash of this run's
+    crash_files_before = {name: stat for name, stat in crash_files_before.items()
+                          if name not in _held_at_start(trace_dir, list(crash_files_before))}
     owned_cache = tempfile.mkdtemp(prefix="compilescope_inductor_cache_") if fresh_cache and cache_dir is None else None
     cache_dir = cache_dir or owned_cache
     result = RunResult(returncode=0, trace_dir=trace_dir)
@@ -661,7 +665,7 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
                 )
             except OSError as exc:
                 raise CompilescopeError(f"cannot run {prog.argv[0]}: {exc.strerror or exc}") from None
-            owners = _LogOwners(trace_dir, before, proc)
+            owners = _LogOwners(trace_dir, before, proc, crash_files_before)
             _wait(proc, timeout, result, signals, owners.look)
         # (one that came after _wait stopped raising them and before the handlers were restored: the report says it)
         _note_late(result, signals.stop_raising())
@@ -675,11 +679,21 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     result.logs = owners.ours([p for p in find_logs(trace_dir) if os.path.basename(p) not in before])
     result.joined = join_process_logs(result.logs)
     result.logs = [p for p in result.logs if os.path.exists(p)]
-    rewritten = {name for name, stat in crash_files_before.items()
-                 if _stats(trace_dir, [name]).get(name, stat) != stat}
-    result.crashes = attach_crash_reports(trace_dir, result.logs, before - rewritten, mine=owners.crash_file_ours,
+    result.crashes = attach_crash_reports(trace_dir, result.logs, before - owners.rewritten(), mine=owners.crash_file_ours,
                                           held=result.held_crash_files)
     return result
+
+
+def _held_at_start(trace_dir: str, names: list[str]) -> set[str]:
+    """Of the crash files names, there before the run, those a live process may hold open (_held_open; where a
+    process's descriptors are refused, one whose named process is alive)."""
+    if not names:
+        return set()
+    holders, all_seen = _held_open([os.path.join(trace_dir, name) for name in names])
+    held = {os.path.basename(path) for path in holders}
+    if not all_seen:
+        held |= {name for name in names if process_alive(crash_file_pid(name) or 0)}
+    return held
 
 
 def _stats(directory: str, names: list[str]) -> dict[str, tuple[int, int, int]]:
@@ -710,9 +724,14 @@ class _LogOwners:
     its pid is another process's that is still running and holds it open (writes_log). A pid alone proves nothing
     where the log was copied in: a live process may have the pid the log was recorded with."""
 
-    def __init__(self, trace_dir: str, before: Collection[str], program: subprocess.Popen) -> None:
+    def __init__(self, trace_dir: str, before: Collection[str], program: subprocess.Popen,
+                 crash_files_before: dict[str, tuple[int, int, int]] | None = None) -> None:
         self.trace_dir, self.before, self.program = trace_dir, before, program
         self.told: dict[str, bool] = {}  # a log's name: whether the program or a descendant wrote it
+        # Crash files there before the run that no live process held then, with their (inode, size, mtime): one
+        # written again is the run's only where a look saw its process under the program (told), or it is the
+        # program's own (rewritten): a pid gone at the end proves nothing (an earlier run's, another namespace's)
+        self.crash_files_before = dict(crash_files_before or {})
         # Read once per log, not every look: a log's name -> (its inode, the pid of its first record), once it has
         # one (a file that takes the name later, another inode, is read again); a log with none yet -> its (inode,
         # size, mtime) when its head was read (read again only once it has changed, grown or rewritten: a log idle
@@ -748,6 +767,15 @@ class _LogOwners:
                     self.passed_over.add(name)
             if mine is not None:
                 told[name] = mine
+        for name, stat in self.crash_files_before.items():
+            pid = crash_file_pid(name)
+            if name in self.told or name in self.passed_over or pid is None \
+                    or _stats(self.trace_dir, [name]).get(name, stat) == stat:
+                continue
+            if self._descends(pid):
+                told[name] = True
+            else:  # (its writer is no process under the program, or gone: that does not change; asked once)
+                self.passed_over.add(name)
         # (a process the program left when it ended has a parent no more: what was told of it then is not kept)
         ended = self.program.poll() is not None
         self.told.update({name: mine for name, mine in told.items() if mine or not ended})
@@ -804,6 +832,13 @@ class _LogOwners:
             if mine:
                 kept.append(log)
         return kept
+
+    def rewritten(self) -> set[str]:
+        """The crash files there before the run that a process of the run wrote again (crash_files_before), the
+        program ended."""
+        changed = {name for name, stat in self.crash_files_before.items()
+                   if _stats(self.trace_dir, [name]).get(name, stat) != stat}
+        return {name for name in changed if self.told.get(name) or crash_file_pid(name) == self.program.pid}
 
     def crash_file_ours(self, name: str, pid: int) -> bool:
         """Whether the crash file name (new in the trace directory, the program ended) is of the program's processes:

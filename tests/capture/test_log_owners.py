@@ -320,6 +320,36 @@ def test_a_crash_into_a_crash_file_left_by_an_earlier_run_is_reported(tmp_path: 
     assert len(list(trace_dir.glob("compilescope_crash_*.txt"))) == 29
 
 
+def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_the_runs(tmp_path: Path) -> None:
+    """A process that is no process of the run (an earlier run's daemon, another run's worker) holds its empty crash
+    file when the run starts, and crashes into it while the program runs. The file, there before and written again,
+    was taken as the run's (its pid is no live process's at the end): the run said "process N crashed" of another's
+    crash. A file written again counts only where the run's own process wrote it."""
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    go = tmp_path / "go"
+    other = subprocess.Popen([sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG), f"{TORCH_LOG_NAME}_other.log",
+                              str(go), "crash"], stdout=subprocess.PIPE,
+                             env=clean_env(TORCH_TRACE=str(trace_dir), PYTHONPATH=runner.CHILD_DIR))
+    try:
+        assert other.stdout is not None and other.stdout.readline() == b"traced\n"
+        crash_file = trace_dir / f"compilescope_crash_{other.pid}.txt"
+        assert crash_file.exists()
+        # The program lets the other process crash, and waits until it has
+        lets_it_crash = ("import os, pathlib, sys, time; pathlib.Path(sys.argv[1]).touch(); "
+                         "[time.sleep(0.05) for _ in range(1200) if os.path.getsize(sys.argv[2]) == 0]; time.sleep(0.3)")
+        result = runner.run_program(runner.Program([sys.executable, "-c", lets_it_crash, str(go), str(crash_file)],
+                                                   True), str(trace_dir), output=str(tmp_path / "run.txt"), timeout=120)
+        assert result.returncode == 0, _read(tmp_path / "run.txt")
+        assert other.wait(60) != 0
+        assert result.crashes == [] and result.held_crash_files == []
+        assert "Fatal Python error: Segmentation fault" in _read(crash_file)  # (left for the one it is of)
+    finally:
+        go.touch()
+        other.kill()
+        other.wait()
+
+
 def test_a_log_rewritten_in_place_by_another_process_is_read_again_at_the_end(tmp_path: Path) -> None:
     """A log read while the program ran (its first record's pid, a process gone) is written again under its name, in
     the same file (the same inode: as ext4 gives a new file the inode of one just removed), by another process that
