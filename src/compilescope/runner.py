@@ -626,9 +626,12 @@ def _set_for_tracing(env: dict[str, str], names: Collection[str], fresh_cache: b
 
 def _exported_for_tracing(env: dict[str, str], names: Collection[str], fresh_cache: bool) -> str:
     """The start of a login shell's string: the tracing variables exported again after its profile (which may have
-    exported its own TORCH_TRACE or PYTHONPATH), CHILD_DIR first on the PYTHONPATH the profile left."""
+    exported its own TORCH_TRACE or PYTHONPATH), CHILD_DIR first on the PYTHONPATH the profile left. A TORCH_DTRACE
+    the profile exports is unset where the run has none (torch's TORCH_DTRACE wins over TORCH_TRACE: the log would go
+    there); where the run has one, it is exported again as the run's."""
     words = [shlex.quote(f"{name}={value}") for name, value in _set_for_tracing(env, names, fresh_cache).items()]
-    return f'export {" ".join(words)} PYTHONPATH={shlex.quote(CHILD_DIR)}${{PYTHONPATH:+:"$PYTHONPATH"}}; '
+    unset = "" if "TORCH_DTRACE" in env else "unset TORCH_DTRACE; "  # (POSIX: sh, dash and bash alike)
+    return f'{unset}export {" ".join(words)} PYTHONPATH={shlex.quote(CHILD_DIR)}${{PYTHONPATH:+:"$PYTHONPATH"}}; '
 
 
 def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeout: float | None = None,

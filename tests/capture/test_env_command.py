@@ -24,7 +24,7 @@ PY = sys.executable
 # variables tracing needs, the user's own, and one the command sets.
 SHOW_ENV = """
 import json, os, sys
-names = ("TORCH_TRACE", "INDUCTOR_PROVENANCE", "COMPILESCOPE_BYTECODE_HOOK", "TORCHINDUCTOR_CACHE_DIR", "USERS_OWN", "A")
+names = ("TORCH_TRACE", "TORCH_DTRACE", "INDUCTOR_PROVENANCE", "COMPILESCOPE_BYTECODE_HOOK", "TORCHINDUCTOR_CACHE_DIR", "USERS_OWN", "A")
 site = sys.modules.get("sitecustomize")
 print(json.dumps({"PYTHONPATH": os.environ.get("PYTHONPATH", "").split(os.pathsep),
                   "sitecustomize": os.path.dirname(getattr(site, "__file__", None) or ""),
@@ -241,20 +241,24 @@ PROFILE = "export TORCH_TRACE=elsewhere PYTHONPATH=/prof A=prof\n"
                          ids=" ".join)
 @pytest.mark.parametrize("command", [f"{shlex.quote(PY)} show_env.py", f"{shlex.quote(PY)} show_env.py \"$A\""],
                          ids=["read", "unread"])
-def test_a_login_shells_profile_moves_no_log(monkeypatch, tmp_path, shell, command):
+@pytest.mark.parametrize("profile", [PROFILE, f"export TORCH_DTRACE={os.devnull}-elsewhere\n{PROFILE}"],
+                         ids=["TORCH_TRACE", "TORCH_DTRACE"])
+def test_a_login_shells_profile_moves_no_log(monkeypatch, tmp_path, shell, command, profile):
     """A login shell (`bash -lc`) reads the profile before its string: one that exports TORCH_TRACE or PYTHONPATH
     moved the log where compilescope does not look and dropped the bytecode hook's folder, unseen. The string, read
     or not (a $ in it), now starts by exporting them again; the profile's PYTHONPATH stays after the hook's folder, and
-    what else it exports stays."""
+    what else it exports stays. A TORCH_DTRACE it exports (torch's wins over TORCH_TRACE) is unset where the run's
+    environment has none: it moved the log still."""
     home = tmp_path / "home"
     home.mkdir()
-    for profile in (".bash_profile", ".profile"):
-        (home / profile).write_text(PROFILE)
+    for name in (".bash_profile", ".profile"):
+        (home / name).write_text(profile)
     monkeypatch.setenv("HOME", str(home))
     for name in ("TORCH_TRACE", "TORCH_DTRACE", "A", "PYTHONPATH"):
         monkeypatch.delenv(name, raising=False)
     seen = _shell_seen(command, tmp_path, shell)
-    assert (seen["TORCH_TRACE"], seen["COMPILESCOPE_BYTECODE_HOOK"]) == (str(tmp_path / "traces"), "1")
+    assert (seen["TORCH_TRACE"], seen["TORCH_DTRACE"], seen["COMPILESCOPE_BYTECODE_HOOK"]) == (
+        str(tmp_path / "traces"), None, "1")
     assert (seen["PYTHONPATH"], seen["sitecustomize"], seen["A"]) == ([CHILD_DIR, "/prof"], CHILD_DIR, "prof")
 
 
