@@ -914,10 +914,11 @@ def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str
 
 
 def _held_open(paths: list[str]) -> tuple[dict[str, list[int]], bool]:
-    """Of paths, those some process holds open, with the pids of those processes, from one pass over every /proc/N/fd;
-    and whether every process's descriptors were seen (no /proc, or another user's process refused: not). Once per
-    run, at its end: the holder may be any process (a worker forked from the one the file is named for, in a session
-    of its own), not only that process and its children."""
+    """Of paths, those some process holds open for writing (_open_for_writing), with the pids of those processes, from
+    one pass over every /proc/N/fd; and whether every process's descriptors were seen (no /proc, or another user's
+    process refused: not). At the run's start (crash files there before it) and at its end: the holder may be any
+    process (a worker forked from the one the file is named for, in a session of its own), not only that process and
+    its children."""
     if not os.path.isdir("/proc/self/fd"):
         return {}, False
     targets = {os.path.realpath(path): path for path in paths}
@@ -939,9 +940,23 @@ def _held_open(paths: list[str]) -> tuple[dict[str, list[int]], bool]:
                     path = targets.get(os.readlink(f"/proc/{name}/fd/{fd}"))
                 except OSError:
                     continue
-                if path is not None and int(name) not in held.setdefault(path, []):
+                if path is not None and _open_for_writing(name, fd) and int(name) not in held.setdefault(path, []):
                     held[path].append(int(name))
     return held, all_seen
+
+
+def _open_for_writing(pid: str, fd: str) -> bool:
+    """Whether descriptor fd of process pid may write (/proc/N/fdinfo's octal flags: O_RDONLY is 0 in the access mode
+    bits): a reader of a crash file (a user's `tail -f`) is no process that may crash into it. Where fdinfo cannot be
+    read, yes (kept, as a holder unseen is)."""
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}", "rb") as f:
+            for line in f:
+                if line.startswith(b"flags:"):
+                    return int(line.split()[1], 8) & 3 != 0  # (O_ACCMODE: O_WRONLY 1, O_RDWR 2)
+    except (OSError, ValueError, IndexError):
+        pass
+    return True
 
 
 def _append(log: str, record: bytes) -> None:

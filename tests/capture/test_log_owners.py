@@ -411,3 +411,37 @@ def test_an_empty_crash_file_held_by_another_users_process_is_kept() -> None:
         finally:
             holder.kill()
             holder.wait()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+@pytest.mark.parametrize(("mode", "kept"), [("rb", False), ("ab", True), ("wb", True)])
+def test_a_crash_file_held_open_only_for_reading_is_not_kept(tmp_path: Path, mode: str, kept: bool) -> None:
+    """A process that only reads an empty crash file (a user's `tail -f` on it) was counted as a process of the
+    program still running, and the file kept for it. Only a descriptor open for writing counts (faulthandler's "w",
+    the tee's append)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    crash_file = tmp_path / f"compilescope_crash_{gone.pid}.txt"
+    crash_file.write_bytes(b"")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDS.replace("'ab'", repr(mode)), str(crash_file)],
+                              stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        held: list[runner.HeldCrashFile] = []
+        assert runner.attach_crash_reports(str(tmp_path), [], held=held) == []
+        assert held == ([runner.HeldCrashFile(str(crash_file), [holder.pid])] if kept else [])
+        assert crash_file.exists() == kept
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize(("pids", "said"), [([5], "process 5, started by the program, is"),
+                                            ([5, 6], "processes 5 and 6, started by the program, are"),
+                                            ([5, 6, 7], "processes 5, 6 and 7, started by the program, are")])
+def test_the_still_running_line_joins_its_processes_as_a_sentence(pids: list[int], said: str) -> None:
+    """It said "processes 5, 6, started by the program, are still running": the commas ran into the clause's."""
+    from compilescope.cli.run import _still_running
+
+    held = [runner.HeldCrashFile(f"/t/compilescope_crash_{pid}.txt", [pid]) for pid in pids]
+    assert _still_running(held, "/t").startswith(f"compilescope: {said} still running; ")

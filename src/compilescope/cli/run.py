@@ -246,7 +246,8 @@ def _still_running(held: list[HeldCrashFile], trace_dir: str) -> str:
     pids = list(dict.fromkeys(pid for crash_file in held for pid in crash_file.pids))
     names = ", ".join(os.path.basename(crash_file.path) for crash_file in held)
     several = len(pids) > 1
-    return (f"compilescope: process{'es' if several else ''} {', '.join(map(str, pids))}, started by the program, "
+    said = ", ".join(map(str, pids[:-1])) + f" and {pids[-1]}" if several else str(pids[0])  # (5 and 6; 5, 6 and 7)
+    return (f"compilescope: process{'es' if several else ''} {said}, started by the program, "
             f"{'are' if several else 'is'} still running; if {'one' if several else 'it'} crashes, "
             f"`compilescope {shlex.quote(trace_dir)}` will show it (file{'s' if len(held) > 1 else ''} {names})")
 
