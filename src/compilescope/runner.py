@@ -683,7 +683,7 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     result.joined = join_process_logs(result.logs)
     result.logs = [p for p in result.logs if os.path.exists(p)]
     result.crashes = attach_crash_reports(trace_dir, result.logs, before - owners.rewritten(), mine=owners.crash_file_ours,
-                                          held=result.held_crash_files)
+                                          held=result.held_crash_files, removable=owners.crash_file_removable)
     return result
 
 
@@ -746,6 +746,9 @@ class _LogOwners:
         # the program runs (a file copied in, or left by a process gone whose pid was taken): asked once, not every
         # look (holds_crash_file reads every /proc/N/stat); crash_file_ours asks again once the program has ended.
         self.passed_over: set[str] = set()
+        # The pids a look saw as the program or under it (of a log's first record, of a crash file's name): evidence
+        # that an empty crash file is the run's, to remove (crash_file_removable)
+        self.descendants: set[int] = {program.pid}
 
     def look(self) -> None:
         try:
@@ -770,6 +773,8 @@ class _LogOwners:
                     self.passed_over.add(name)
             if mine is not None:
                 told[name] = mine
+            if mine and pid is not None:
+                self.descendants.add(pid)
         for name, stat in self.crash_files_before.items():
             pid = crash_file_pid(name)
             if name in self.told or name in self.passed_over or pid is None \
@@ -777,6 +782,7 @@ class _LogOwners:
                 continue
             if self._descends(pid):
                 told[name] = True
+                self.descendants.add(pid)
             else:  # (its writer is no process under the program, or gone: that does not change; asked once)
                 self.passed_over.add(name)
         # (a process the program left when it ended has a parent no more: what was told of it then is not kept)
@@ -843,6 +849,12 @@ class _LogOwners:
                    if _stats(self.trace_dir, [name]).get(name, stat) != stat}
         return {name for name in changed if self.told.get(name) or crash_file_pid(name) == self.program.pid}
 
+    def crash_file_removable(self, name: str, pid: int) -> bool:
+        """Whether an empty crash file of the run (crash_file_ours), held by no process seen, may be removed: only
+        with evidence that its process was the program's (its pid seen under the program): a pid that is no process
+        here may be one of another pid namespace sharing the directory (a container), its crash still to come."""
+        return bool(self.told.get(name)) or pid in self.descendants
+
     def crash_file_ours(self, name: str, pid: int) -> bool:
         """Whether the crash file name (new in the trace directory, the program ended) is of the program's processes:
         told so while it ran, else unless pid is another process's that still writes it (holds_crash_file)."""
@@ -876,7 +888,8 @@ def join_process_logs(logs: list[str]) -> list[tuple[str, list[str]]]:
 
 def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str] = (),
                          pid: int | None = None, mine: Callable[[str, int], bool] | None = None,
-                         held: list[HeldCrashFile] | None = None) -> list[CrashReport]:
+                         held: list[HeldCrashFile] | None = None,
+                         removable: Callable[[str, int], bool] | None = None) -> list[CrashReport]:
     """Each crash faulthandler wrote in trace_dir (bytecode_capture.record_crashes), appended to the log of the process
     that crashed (ingest/crash_files.py: the newest of logs with its pid) as an artifact its reader takes like any
     other, so that the log alone tells it; the empty files of the processes that did not crash are removed, except
@@ -886,7 +899,8 @@ def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str
     alone, as its process cannot be known gone where the directory is shared with another pid namespace, a
     container); pid: only that process's file; mine: only the files it says are this run's
     processes' (given the name and its pid: _LogOwners.crash_file_ours), not those of a run beside it. held: the
-    empty files kept because a process holds them open are added to it."""
+    empty files kept because a process holds them open are added to it. removable: where given, an empty file held by
+    no process seen is removed only if it says so (given the name and its pid: _LogOwners.crash_file_removable)."""
     found, empty = [], []
     for crash in crash_files(trace_dir, set(before), pid, mine):
         if not crash.text:
@@ -908,7 +922,7 @@ def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str
         if pids:
             if held is not None:
                 held.append(HeldCrashFile(crash.path, pids))
-        else:
+        elif removable is None or removable(os.path.basename(crash.path), crash.pid):
             _remove(crash.path)
     return found
 

@@ -350,6 +350,42 @@ def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_th
         other.wait()
 
 
+@pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -pf --mount-proc` (a pid namespace, as a container has)")
+def test_an_empty_crash_file_of_another_pid_namespace_made_during_the_run_is_kept(tmp_path: Path) -> None:
+    """A process of another pid namespace (another container sharing the trace directory) makes its crash file while
+    the run goes on. Its pid is no process in the run's /proc, so the file was taken as the run's and, empty and held
+    by no process seen, removed: its crash, written later into the file unlinked, was lost. An empty crash file is
+    removed only with evidence that it is the run's."""
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    go = tmp_path / "go"
+    started = tmp_path / "started"
+    waits = ("import glob, pathlib, sys, time; pathlib.Path(sys.argv[2]).touch(); [time.sleep(0.05) for _ in "
+             "range(1200) if not glob.glob(sys.argv[1] + '/compilescope_crash_*.txt')]; time.sleep(0.5)")
+    run = subprocess.Popen(["unshare", "-pf", "--mount-proc", sys.executable, "-m", "compilescope", "run",
+                            "--no-browser", "--trace-dir", str(trace_dir), "--", sys.executable, "-c", waits,
+                            str(trace_dir), str(started)], cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not started.exists() and time.monotonic() < deadline:  # (the file is made during the run, not before it)
+        time.sleep(0.05)
+    other = subprocess.Popen([sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG), f"{TORCH_LOG_NAME}_other.log",
+                              str(go), "crash"], stdout=subprocess.DEVNULL,
+                             env=clean_env(TORCH_TRACE=str(trace_dir), PYTHONPATH=runner.CHILD_DIR))
+    try:
+        _, stderr = run.communicate(timeout=300)
+        crash_file = trace_dir / f"compilescope_crash_{other.pid}.txt"
+        assert crash_file.exists(), stderr
+        go.touch()
+        _crashed_into(crash_file)
+    finally:
+        go.touch()
+        other.kill()
+        other.wait()
+        run.kill()
+        run.wait()
+
+
 def test_a_log_rewritten_in_place_by_another_process_is_read_again_at_the_end(tmp_path: Path) -> None:
     """A log read while the program ran (its first record's pid, a process gone) is written again under its name, in
     the same file (the same inode: as ext4 gives a new file the inode of one just removed), by another process that
