@@ -473,6 +473,32 @@ def _shell_string_at(argv: list[str]) -> tuple[int, bool] | None:
     return at, login or "l" in letters
 
 
+def unreached_login_shell(argv: list[str]) -> bool:
+    """Whether argv (after any `env`) runs a login or interactive shell (`bash -l s.sh`, `bash -o pipefail -lc`,
+    `bash -lic`) whose string the run does not start by exporting the tracing variables again (_kept_for_tracing
+    reaches `-lc STRING` alone): the profile it reads may move the log unseen."""
+    found = env_prefix(argv)
+    command = argv if found is None else found[1]
+    if not command or os.path.basename(command[0]) not in _SHELLS:
+        return False
+    shell = _shell_string_at(command)
+    if shell is not None and shell[1]:
+        return False  # (its string is rewritten)
+    at = 1
+    while at < len(command) and command[at][:1] in ("-", "+") and command[at] not in ("-", "--"):
+        word = command[at]
+        at += 1
+        if word == "--login":
+            return True
+        if word.startswith("--"):
+            continue  # (bash's other long options: --rcfile FILE is rare, its FILE read as the script)
+        if word[0] == "-" and ("l" in word or "i" in word):
+            return True
+        if word[-1] in "oO":  # (-o NAME, -O NAME, +o NAME: the next word is the option's name)
+            at += 1
+    return False
+
+
 def shell_command(argv: list[str]) -> list[str] | None:
     """The words of the one simple command that `sh -c STRING` (or bash's, _shell_string_at) runs, as the shell splits
     them; None where argv is no such shell, or STRING holds more than one simple command (an operator: ; && | ( ), a

@@ -20,6 +20,7 @@ from compilescope.runner import CHILD_DIR, Program, run_program
 from .conftest import CHILD_TIMEOUT_S, FIXTURE_PROGRAMS, clean_env, compilescope
 
 PY = sys.executable
+WRITES_A_LOG = os.path.join(os.path.dirname(__file__), "programs", "writes_a_log.py")
 # What the child sees: its PYTHONPATH's entries, the sitecustomize it loaded (compilescope's installs the hook), and the
 # variables tracing needs, the user's own, and one the command sets.
 SHOW_ENV = """
@@ -260,6 +261,45 @@ def test_a_login_shells_profile_moves_no_log(monkeypatch, tmp_path, shell, comma
     assert (seen["TORCH_TRACE"], seen["TORCH_DTRACE"], seen["COMPILESCOPE_BYTECODE_HOOK"]) == (
         str(tmp_path / "traces"), None, "1")
     assert (seen["PYTHONPATH"], seen["sitecustomize"], seen["A"]) == ([CHILD_DIR, "/prof"], CHILD_DIR, "prof")
+
+
+@pytest.mark.parametrize("shell", [("bash", "-l", "s.sh"), ("bash", "-l", "--", "s.sh"),
+                                   ("bash", "-o", "pipefail", "-lc", "sh s.sh"), ("bash", "-lic", "sh s.sh")],
+                         ids=" ".join)
+def test_a_login_shell_the_run_cannot_reach_is_named_when_no_log_came(tmp_path, shell):
+    """A login or interactive shell whose string the run does not rewrite (a script, `-o pipefail -lc`, `-lic`) reads
+    a profile that may move the log: the run said only that the program wrote no log. It says now that the shell's
+    profile may have moved it, and how to run the shell so that it does not."""
+    from pathlib import Path
+
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in (".bash_profile", ".profile", ".bashrc"):
+        (home / name).write_text(f"export TORCH_TRACE={tmp_path / 'elsewhere'}\n")
+    (tmp_path / "elsewhere").mkdir()
+    log = Path(__file__).parent.parent / "data" / "torch213" / "logs" / "cache_warm.log"
+    (tmp_path / "s.sh").write_text(f"{shlex.quote(PY)} {shlex.quote(str(WRITES_A_LOG))} {shlex.quote(str(log))} "
+                                   f"{shlex.quote(str(tmp_path / 'ran'))}\n")
+    proc = compilescope("run", "--no-browser", "--trace-dir", tmp_path / "traces", "--", *shell, cwd=tmp_path,
+                        env=clean_env(HOME=str(home)), timeout=120)
+    assert (tmp_path / "ran").exists() and list((tmp_path / "elsewhere").iterdir()), proc.stderr
+    [line] = [line for line in proc.stderr.splitlines() if "wrote no TORCH_TRACE log" in line]
+    assert "login or interactive shell" in line and "its profile may have moved the log" in line, line
+    assert "bash -lc" in line, line
+
+
+
+@pytest.mark.parametrize(("argv", "unreached"), [
+    (["bash", "-l", "s.sh"], True), (["env", "A=b", "bash", "-lic", "x"], True), (["sh", "-i"], True),
+    (["bash", "--login", "s.sh"], True), (["bash", "-o", "pipefail", "-lc", "x"], True),
+    (["bash", "-lc", "x"], False), (["bash", "-l", "-c", "x"], False), (["bash", "s.sh"], False),
+    (["bash", "-c", "x"], False), (["bash", "-o", "pipefail", "-c", "x"], False), (["python", "-i"], False),
+], ids=lambda value: " ".join(value) if isinstance(value, list) else str(value))
+def test_which_login_shells_the_run_cannot_reach(argv, unreached):
+    """Only a login or interactive shell whose string is not rewritten gets the hint (a `-lc` string is)."""
+    from compilescope.runner import unreached_login_shell
+
+    assert unreached_login_shell(argv) is unreached
 
 
 def test_a_carriage_return_in_a_shell_string_stays_in_its_word(tmp_path):

@@ -19,7 +19,7 @@ from ..ingest.discover import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.notices import report_lines, unread_line
 from ..runner import (DEFAULT_TRACE_ROOT, HeldCrashFile, as_typed_here, check_env_prefix, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
-                      mark_ended, marked_going, program, run_program)
+                      mark_ended, marked_going, program, run_program, unreached_login_shell)
 from ..wording import count
 from .. import location
 from ..output import Kept, check_output_dir, program_file, report_destination, shown_output, trace_directory
@@ -178,9 +178,14 @@ class RunCommand:
             print(_still_running(result.held_crash_files, named_dir), file=sys.stderr)
 
         if not result.logs:
+            # A login shell whose string compilescope cannot start (a script, `bash -lic`) reads a profile that may
+            # have exported TORCH_TRACE elsewhere: said, with the forms compilescope follows
+            shell = ("; the program is a login or interactive shell, and its profile may have moved the log "
+                     "(TORCH_TRACE, TORCH_DTRACE, PYTHONPATH): run it as `bash -lc \"COMMAND\"`, which compilescope "
+                     "follows, or without -l/-i (`bash -c`, `bash script.sh`)") if unreached_login_shell(prog.argv) else ""
             print(
                 f"compilescope: the program wrote no TORCH_TRACE log to {named_dir} "
-                "(it compiled nothing, or torch was never imported); no report written",
+                f"(it compiled nothing, or torch was never imported){shell}; no report written",
                 file=sys.stderr,
             )
             if not args.trace_dir and not os.listdir(trace_dir):
