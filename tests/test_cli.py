@@ -591,6 +591,19 @@ def test_a_report_of_a_log_without_custom_op_calls_imports_nothing_to_read_their
     assert _report_in_a_new_process(log, tmp_path / "ops", imported) == f"0 {sorted(FOR_CUSTOM_OP_CALLS)!r}"
 
 
+# What the recompiles analysis reads of a frame compiled again: its steps' guards placed, its advice, and what the
+# other analyses add to it (links). A log that recompiled nothing, as most, imports none of it (start-up).
+FOR_RECOMPILED_FRAMES = tuple(f"compilescope.analyses.recompiles.{name}" for name in (
+    "frames", "advice", "lengths", "placement", "settings", "subclasses", "links"))
+
+
+def test_a_report_of_a_log_that_recompiled_nothing_imports_nothing_to_explain_recompiles(tmp_path):
+    imported = f"sorted(m for m in {FOR_RECOMPILED_FRAMES!r} if m in sys.modules)"
+    assert _report_in_a_new_process(torch213("training.log"), tmp_path / "out", imported) == "0 []"
+    # (the other side: a log that recompiled imports all of it)
+    assert _report_in_a_new_process(torch213("recompiles.log"), tmp_path / "rec", imported) == f"0 {sorted(FOR_RECOMPILED_FRAMES)!r}"
+
+
 def test_a_log_with_bytecode_to_decompile_still_imports_the_decompiler(tmp_path):
     """The other side of the lazy import above: the log that needs it gets it, and its page."""
     imported = "'compilescope.decompile.core' in sys.modules"

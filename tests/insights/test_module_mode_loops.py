@@ -255,7 +255,7 @@ def test_the_lines_found_are_gone_through_once_for_all_frames(monkeypatch, tmp_p
     """link_switch_lines went through every line found for each frame and each kind (training, requires_grad) to
     pick the frame's: twice the frames times the lines. The lines are grouped once, then looked up by the frame's
     recompiles; the advice is the same (test_the_mode_advice_names_every_module_the_lines_found_switched)."""
-    from compilescope.analyses import analyze as analyze_module
+    from compilescope.analyses.recompiles import links
 
     passes: list[int] = []
     frames: list[int] = []
@@ -265,13 +265,13 @@ def test_the_lines_found_are_gone_through_once_for_all_frames(monkeypatch, tmp_p
             passes.append(1)
             return super().__iter__()
 
-    real = analyze_module.link_switch_lines
+    real = links.link_switch_lines
 
     def counted(found, changed_state):
         frames.append(len(found.frames))
         return real(found, CountedLines(changed_state))
 
-    monkeypatch.setattr(analyze_module, "link_switch_lines", counted)
+    monkeypatch.setattr(links, "link_switch_lines", counted)
     results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
     assert frames[0] > 1 and any("switched at module_mode_loops.py:" in a
                                  for f in results.insights.recompiles.frames for a in f.advice)

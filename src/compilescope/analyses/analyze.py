@@ -14,7 +14,6 @@ from .provenance.analysis import analyze_provenance
 from .results import Results
 from .sources.analysis import note_sources, source_pages
 from .sources.break_sites import graph_break_sites
-from .state_lines import link_switch_lines
 from .transformed import transformed_code
 from .stack_trie import build_stack_trie, outside_stacks
 from .stack_values import StackValues
@@ -64,7 +63,10 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
                          aoti=found.aoti, numerics_found=found.numerics, own_kernels=found.user_kernels,
                          mutations=found.op_mutations, files=files, guard_trees=guard_trees,
                          stack_values=stack_values, shapes=found.dynamic_shapes)
-    link_switch_lines(found.recompiles, noted.changed_state)  # (the mode and requires_grad advice, with their lines)
+    if found.recompiles.frames:
+        from .recompiles.links import link_switch_lines  # (here: for a log that recompiled, as insights' links)
+
+        link_switch_lines(found.recompiles, noted.changed_state)  # (the mode and requires_grad advice, with their lines)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         outside_stacks=outside,

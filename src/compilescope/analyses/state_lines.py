@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,9 +35,6 @@ from ..model.records import dataclass
 from ..model.source_files import MAX_SOURCE_BYTES, NO_FILES, SourceFiles
 from ..model.trace import Frame
 from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
-from .recompiles.advice import mode_advice, parameter_guards, requires_grad_advice
-from .recompiles.reasons import FLAG
-from .user_locations import user_source_name
 
 MAX_SOURCE_NODES = 500_000  # ast nodes walked in one file
 MAX_STEP_CHANGES = 64  # changes of one recompile step looked for (an eval() on a model of M modules changes M): _looked_for
@@ -643,46 +639,6 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
                                      [c.name for c, _ in made_there], left_out.get(kind, 0),
                                      max(n for _, n in made_there) == 1))
     return out
-
-
-def link_switch_lines(found: Recompiles, changed_state: list[StateLine]) -> None:
-    """The mode and requires_grad advice of each frame (advice.mode_advice, advice.requires_grad_advice, named by the
-    guards that failed) where the lines found for its recompiles (state_lines: each the only line for its changes)
-    switched more modules, or set more parameters, than those guards name: with those and the lines, as the line does
-    it (a loop over model.modules() switching 70 Dropouts, where torch's reason names the first; a loop over
-    model.backbone.parameters() freezing its weight, where torch's names its bias). Other analyses' additions to a
-    frame, as recompiles.links'."""
-    # (recompile, kind) -> the lines found alone for its changes, with their place: grouped once, looked up per frame
-    alone: dict[tuple[str, str], list[tuple[int, StateLine]]] = {}
-    for place, marked in enumerate(changed_state):
-        if marked.alone:
-            alone.setdefault((marked.recompile, marked.kind), []).append((place, marked))
-    for frame in found.frames:
-        steps = list(dict.fromkeys(compilation_key(s.compile_id) for s in frame.steps))
-        modes = [s.guard for s in frame.steps if s.guard is not None and s.guard.change == "flag"
-                 and (m := re.match(FLAG, s.guard.guard)) and m["name"].endswith(".training")]
-        params = parameter_guards(frame.steps)
-        # (kind -> what its guards name, as StateLine.changed says it, and its advice given the lines' changes)
-        advising: dict[str, tuple[set[str], Callable[..., str]]] = {
-            "training": ({user_source_name(m["name"]) for g in modes if (m := re.match(FLAG, g.guard))},
-                         lambda *lines: mode_advice(modes, *lines)),
-            "requires_grad": ({f"{user_source_name(t)}.requires_grad" for t in params},
-                              lambda *lines: requires_grad_advice(params, *lines))}
-        for kind, (guarded, advised) in advising.items():
-            if not guarded:
-                continue
-            lines = [s for _, s in sorted((p for step in steps for p in alone.get((step, kind), ())),
-                                          key=lambda placed: placed[0])]
-            if not lines:
-                continue
-            named = advised()
-            if named not in frame.advice or not any(set(s.changed) - guarded or s.left_out for s in lines):
-                continue
-            # (the line's code a `code` span: backticks kept out, as the page's advice takes a span's text)
-            made_at = list(dict.fromkeys(f"{os.path.basename(s.path)}:{s.line} (`{s.code.replace('`', '')}`)"
-                                         for s in lines))
-            advice = advised([n for s in lines for n in s.changed], max(s.left_out for s in lines), made_at)
-            frame.advice = [advice if a == named else a for a in frame.advice]
 
 
 def _add_unsearched(made: dict[tuple[str, int, str], list[tuple[StateChange, int]]], unsearched: list[StateChange],

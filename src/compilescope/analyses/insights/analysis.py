@@ -26,7 +26,6 @@ from ..numpy_graphs import numpy_in_graphs
 from ..op_mutations.analysis import op_mutations
 from ..installed_guards import GuardTrees
 from ..recompiles.analysis import recompiles
-from ..recompiles.links import link_guarded_values, link_specializations, link_times, name_failing_guards
 from ..repeated_blocks import regional
 from ..sources.break_sites import BreakSites, add_eager_lines, graph_break_sites
 from ..stack_values import StackValues
@@ -82,10 +81,14 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         op_mutations=op_mutations(trace, files),
     )
     add_eager_lines(ins.graph_breaks, (break_sites if break_sites is not None else graph_break_sites(trace)).sites)
-    link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
-    link_guarded_values(ins.recompiles, ins.dynamic_shapes.symbols)
-    link_times(ins.recompiles, ins.compile_time)
-    name_failing_guards(ins.errors, ins.recompiles)
+    if ins.recompiles.frames:
+        # (here: what the others add to a recompiled frame, with the advice it rewrites, is for a log that recompiled)
+        from ..recompiles.links import link_guarded_values, link_specializations, link_times, name_failing_guards
+
+        link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
+        link_guarded_values(ins.recompiles, ins.dynamic_shapes.symbols)
+        link_times(ins.recompiles, ins.compile_time)
+        name_failing_guards(ins.errors, ins.recompiles)
     ins.unfinished = unfinished_compiles(trace, ins.compile_time)
     name_aoti_rows(ins.compile_time, ins.aoti)
     name_aoti_cache_rows(ins.caches, ins.aoti)

@@ -9,7 +9,9 @@ of that cache so far), which torch logs only with TORCH_LOGS=compiled_autograd_v
 
 This module holds the analysis's classes (saved results name each by module and name: model/codec.type_name) and the
 helpers their methods use; it imports none of its modules, which import it:
-  analysis.py             recompiles(trace), the analysis: each frame's compiles, one step per recompile, its advice
+  analysis.py             recompiles(trace), the analysis: each frame's compiles; frames.py is imported for a log
+                          that recompiled (most logs do not), with the modules it calls
+  frames.py               each recompiled frame explained: one step per recompile, its guards placed, its advice
   reasons.py              torch's recompile reasons read into failed guards, and the kind of change each guard checks
   placement.py            where the user's code meets each failed guard: a tensor's first use, the call that passed it
   advice.py               what to do about each kind of change, and the advice that names the sizes, bools and numbers
@@ -20,7 +22,8 @@ helpers their methods use; it imports none of its modules, which import it:
   subclasses.py           tensor subclasses: guarded metadata and attributes, a __torch_dispatch__ compiled on its own
   backward_and_resets.py  compiled autograd's backward graphs; functions compiled afresh after torch._dynamo.reset()
   links.py                what other analyses add: the specialization behind a guard (dynamic shapes), when each
-                          recompile ran and what it cost (compile time), the recompile limit's next steps (errors)
+                          recompile ran and what it cost (compile time), the recompile limit's next steps (errors),
+                          the lines that switched a module's mode or requires_grad (state_lines)
 """
 
 from __future__ import annotations

@@ -1,18 +1,29 @@
 """What other analyses add to the recompiles: the specialization that made a guard fail (dynamic shapes), when each
-recompile happened and what it cost (compile time), and a recompile limit's next steps (errors)."""
+recompile happened and what it cost (compile time), a recompile limit's next steps (errors), and the lines that
+switched a module's mode or parameters' requires_grad (state_lines). Each adds to the recompiled frames alone: a log
+that recompiled nothing needs none of it (nor the advice it rewrites), and its callers import it only for one that did."""
 
 from __future__ import annotations
 
 import math
+import os
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
 from ..compile_time import CompileTimes
 from ..dynamic_shapes import Specialization, SymbolCreated
 from ..compile_errors import CompileErrors, RECOMPILE_LIMIT
-from ..user_locations import FRAME_SOURCE
+from ..user_locations import FRAME_SOURCE, user_source_name
 from . import FailedGuard, FrameRecompiles, Recompiles, SIZE_GUARD
-from .advice import ITEM_IN_GRAPH, NUMBER_MADE_DYNAMIC, NUMBER_SPECIALIZED_AGAIN, SPECIALIZED_ADVICE
+from .advice import (ITEM_IN_GRAPH, NUMBER_MADE_DYNAMIC, NUMBER_SPECIALIZED_AGAIN, SPECIALIZED_ADVICE, mode_advice,
+                     parameter_guards, requires_grad_advice)
+from .reasons import FLAG
+
+if TYPE_CHECKING:
+    from ..state_lines import StateLine
 
 # A guard on a number: `___as_tensor(X).item() == 0.0046…` (a float Dynamo made a symbol) or `X == 2`.
 _VALUE_GUARD = lazy_compile(r"^(?:___as_tensor\((?P<tensor>.{1,500})\)\.item\(\)|(?P<name>[\w.\[\]'\"]{1,500})) == "
@@ -164,3 +175,42 @@ def name_failing_guards(errors: CompileErrors, rec: Recompiles) -> None:
         frame = by_compile.get(err.compile_id) if err.stage == RECOMPILE_LIMIT else None
         if frame is not None and frame.steps:
             err.next_steps = limit_steps(frame)
+
+
+def link_switch_lines(found: Recompiles, changed_state: list[StateLine]) -> None:
+    """The mode and requires_grad advice of each frame (advice.mode_advice, advice.requires_grad_advice, named by the
+    guards that failed) where the lines found for its recompiles (state_lines: each the only line for its changes)
+    switched more modules, or set more parameters, than those guards name: with those and the lines, as the line does
+    it (a loop over model.modules() switching 70 Dropouts, where torch's reason names the first; a loop over
+    model.backbone.parameters() freezing its weight, where torch's names its bias)."""
+    # (recompile, kind) -> the lines found alone for its changes, with their place: grouped once, looked up per frame
+    alone: dict[tuple[str, str], list[tuple[int, StateLine]]] = {}
+    for place, marked in enumerate(changed_state):
+        if marked.alone:
+            alone.setdefault((marked.recompile, marked.kind), []).append((place, marked))
+    for frame in found.frames:
+        steps = list(dict.fromkeys(compilation_key(s.compile_id) for s in frame.steps))
+        modes = [s.guard for s in frame.steps if s.guard is not None and s.guard.change == "flag"
+                 and (m := re.match(FLAG, s.guard.guard)) and m["name"].endswith(".training")]
+        params = parameter_guards(frame.steps)
+        # (kind -> what its guards name, as StateLine.changed says it, and its advice given the lines' changes)
+        advising: dict[str, tuple[set[str], Callable[..., str]]] = {
+            "training": ({user_source_name(m["name"]) for g in modes if (m := re.match(FLAG, g.guard))},
+                         lambda *lines: mode_advice(modes, *lines)),
+            "requires_grad": ({f"{user_source_name(t)}.requires_grad" for t in params},
+                              lambda *lines: requires_grad_advice(params, *lines))}
+        for kind, (guarded, advised) in advising.items():
+            if not guarded:
+                continue
+            lines = [s for _, s in sorted((p for step in steps for p in alone.get((step, kind), ())),
+                                          key=lambda placed: placed[0])]
+            if not lines:
+                continue
+            named = advised()
+            if named not in frame.advice or not any(set(s.changed) - guarded or s.left_out for s in lines):
+                continue
+            # (the line's code a `code` span: backticks kept out, as the page's advice takes a span's text)
+            made_at = list(dict.fromkeys(f"{os.path.basename(s.path)}:{s.line} (`{s.code.replace('`', '')}`)"
+                                         for s in lines))
+            advice = advised([n for s in lines for n in s.changed], max(s.left_out for s in lines), made_at)
+            frame.advice = [advice if a == named else a for a in frame.advice]
