@@ -604,6 +604,19 @@ def test_a_report_of_a_log_that_recompiled_nothing_imports_nothing_to_explain_re
     assert _report_in_a_new_process(torch213("recompiles.log"), tmp_path / "rec", imported) == f"0 {sorted(FOR_RECOMPILED_FRAMES)!r}"
 
 
+# What provenance reads of a log run with INDUCTOR_PROVENANCE=1: its sections, line maps, kernel stacks and notes, and
+# the pages' line maps. A log without provenance artifacts, as most, imports none of it (start-up).
+FOR_PROVENANCE = ("compilescope.analyses.line_map", *(f"compilescope.analyses.provenance.{name}" for name in (
+    "sections", "line_mappings", "stack_traces", "inferred_nodes", "kernel_notes")))
+
+
+def test_a_report_of_a_log_without_provenance_imports_nothing_to_read_it(tmp_path):
+    imported = f"sorted(m for m in {FOR_PROVENANCE!r} if m in sys.modules)"
+    assert _report_in_a_new_process(torch213("training.log"), tmp_path / "out", imported) == "0 []"
+    # (the other side: a log with provenance imports all of it)
+    assert _report_in_a_new_process(torch213("provenance.log"), tmp_path / "prov", imported) == f"0 {sorted(FOR_PROVENANCE)!r}"
+
+
 def test_a_log_with_bytecode_to_decompile_still_imports_the_decompiler(tmp_path):
     """The other side of the lazy import above: the log that needs it gets it, and its page."""
     imported = "'compilescope.decompile.core' in sys.modules"

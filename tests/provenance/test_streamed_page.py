@@ -6,9 +6,9 @@ from __future__ import annotations
 import orjson
 
 from compilescope.analyses.analyze import analyze
+from compilescope.analyses.provenance import line_mappings
 from compilescope.ingest.reader import read_trace
 from compilescope.render import html
-from compilescope.render.html import provenance
 from compilescope.render.options import ReportOptions
 from compilescope.render.report import report_files
 
@@ -16,7 +16,7 @@ from ..conftest import record_calls, torch213
 
 
 def test_the_provenance_page_is_built_while_it_is_written(monkeypatch):
-    built = record_calls(monkeypatch, provenance, "panel_lines", lambda trace, panel, *_: panel.title)
+    built = record_calls(monkeypatch, line_mappings, "panel_lines", lambda trace, panel, *_: panel.title)
     monkeypatch.setattr(html, "STREAM_CHUNK", 4096)
     with read_trace(str(torch213("provenance.log"))) as trace:
         results = analyze(trace)

@@ -24,15 +24,17 @@ and ``code_lines``). On top of that:
 
 This module holds what provenance is made of, the classes its results are saved as (UserLine, KernelTrace, KernelWork,
 Panel, GraphRef, ProvenanceSection, CompileProvenance, Provenance), with what their methods use: which frame of a stack
-is the user's line (reaching_user_line, is_users_file), a kernel's anchor, a call without its debug handle. Its modules:
+is the user's line (reaching_user_line, is_users_file), the user's lines that reached a line of torch's
+(user_lines_at), a kernel's anchor, a call without its debug handle. Its modules:
 
-- analysis.py: the analysis (analyze_provenance): per compile id, which artifacts fill the three panels, a section per
-  Inductor graph with its label, line maps and kernel links, and which graph's code calls another graph's kernel
-  (place_other_graphs);
+- analysis.py: the analysis (analyze_provenance): empty for a log without provenance artifacts (most logs), which
+  imports none of the modules below; sections.py otherwise;
+- sections.py: per compile id, which artifacts fill the three panels, a section per Inductor graph with its label,
+  line maps and kernel links, and which graph's code calls another graph's kernel (place_other_graphs);
 - line_mappings.py: the texts as their panels number them (text_lines, code_lines, panel_lines), and tlparse's six
   line maps: node and kernel names found as line numbers (node_lines, kernel_lines, line_mappings);
 - stack_traces.py: the kernel stack traces artifact read into KernelTraces (kernel_traces), placed on this run's lines
-  where a cache hit logged them (on_run_lines), and the user's lines that reached a line of torch's (user_lines_at);
+  where a cache hit logged them (on_run_lines);
 - inferred_nodes.py: post-grad nodes for the kernels the node mappings leave out, found through the user lines of their
   stacks (infer_kernel_nodes);
 - kernel_notes.py: what each kernel call computes (kernel_work), and what to tell of the user's own Triton kernels and
@@ -44,7 +46,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ...lazy_regex import lazy_compile
 from ...model.ids import CompileId
@@ -54,6 +56,10 @@ from ..user_locations import is_python_library_file, is_toolchain_file
 
 if TYPE_CHECKING:
     from ...model.trace import Compile, Trace
+
+# The artifact of each graph's kernel stack traces (read by stack_traces.py): with the node mappings, what tells a log
+# with provenance from one without (analysis.py), here so that telling them apart imports neither reader
+KERNEL_STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
 
 KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
 
@@ -108,6 +114,18 @@ def reaching_user_line(frames: list[UserLine]) -> UserLine | None:
     users = [f for f in frames if is_users_file(f.file)]
     outside = [f for f in users if f.function not in _SUBCLASS_HOOKS]
     return (outside or users or [None])[-1]
+
+
+def user_lines_at(stacks: Iterable[list[UserLine]], file: str, line: int) -> list[UserLine]:
+    """The user's lines that reached torch's file:line (an FX `# File:` comment naming torch's code), by the logged
+    stacks whose innermost frame it is; none where no stack ends there."""
+    found: dict[tuple[str, int], UserLine] = {}
+    for frames in stacks:
+        if frames and frames[-1].line == line and frames[-1].file == file:
+            user = reaching_user_line(frames)
+            if user is not None:
+                found.setdefault((user.file, user.line), user)
+    return list(found.values())
 
 
 @dataclass(slots=True)

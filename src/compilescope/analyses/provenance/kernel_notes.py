@@ -11,10 +11,9 @@ from ..user_kernels import CUSTOM_KERNEL, LaunchSites, definition_text
 from ..user_kernels import definition as user_definition
 from ..user_kernels import definitions as user_definitions
 from ..user_locations import UserLocation
-from . import KernelTrace, KernelWork, UserLine, is_users_file, reaching_user_line, without_handle
+from . import KernelTrace, KernelWork, UserLine, is_users_file, reaching_user_line, user_lines_at, without_handle
 from .inferred_nodes import kernel_ops, names_op, post_node_sources
 from .line_mappings import GraphLines, dict_or_empty, names_in
-from .stack_traces import user_lines_at
 
 
 def kernel_work(node_mappings: dict, post: GraphLines, stacks: Mapping[str, list[list[UserLine]]] | None = None,

@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable
-
 import orjson
 
 from ...lazy_regex import lazy_compile
 from ..cached_lines import RunLines
-from . import KernelTrace, UserLine, reaching_user_line
-
-KERNEL_STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
-
-
-def user_lines_at(stacks: Iterable[list[UserLine]], file: str, line: int) -> list[UserLine]:
-    """The user's lines that reached torch's file:line (an FX `# File:` comment naming torch's code), by the logged
-    stacks whose innermost frame it is; none where no stack ends there."""
-    found: dict[tuple[str, int], UserLine] = {}
-    for frames in stacks:
-        if frames and frames[-1].line == line and frames[-1].file == file:
-            user = reaching_user_line(frames)
-            if user is not None:
-                found.setdefault((user.file, user.line), user)
-    return list(found.values())
-
+from . import KernelTrace, UserLine
 
 # A kernel stack trace's frame: user_locations.TRACEBACK_FRAME's line, but the function may be absent (`File "x.py", line 1`,
 # a format the provenance artifacts were logged in), so not that pattern

@@ -18,9 +18,7 @@ from ..compiled_frames import frame_function, module_label, wrapped_module
 from ..crash import Crash
 from ..fx_sites import NODE_MAPPINGS, POST_GRAD
 from ..graph_breaks.wording import skipped_text
-from ..provenance.kernel_notes import kernel_work
-from ..provenance.line_mappings import GraphLines, text_lines
-from ..provenance.stack_traces import KERNEL_STACK_TRACES, kernel_traces
+from ..provenance import KERNEL_STACK_TRACES
 from ..status import status_counts
 from ..torch_warnings import TorchWarnings
 from ..user_locations import UserLocation, called_at_text, code_origin, export_call, is_torch_file
@@ -85,6 +83,11 @@ def _kernel_work(trace: Trace, entry: Compile) -> list[dict[str, Any]] | None:
                   if (kept := [a for a in entry.artifacts if a.name == kind and a.payload is not None])), [])
     if not mappings or len(mappings) != len(posts):
         return None
+    # (here: the provenance readers are for a log with provenance, not every report's start-up: analyze_provenance)
+    from ..provenance.kernel_notes import kernel_work
+    from ..provenance.line_mappings import GraphLines, text_lines
+    from ..provenance.stack_traces import kernel_traces
+
     # Each graph's kernel stacks, logged beside its mappings: they place a node FX comments with torch's file
     traced = [a for a in entry.artifacts if a.name == KERNEL_STACK_TRACES and a.payload is not None]
     stacks: list[dict[str, list[Any]]] = [{}] * len(mappings)

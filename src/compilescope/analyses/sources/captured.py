@@ -12,8 +12,7 @@ from ...model.trace import Compile, Trace
 from ..compiled_frames import compiled_frame
 from ..fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
 from ..installed_guards import GUARDS_ARTIFACT
-from ..provenance import Provenance, UserLine, is_users_file
-from ..provenance.stack_traces import user_lines_at
+from ..provenance import Provenance, UserLine, is_users_file, user_lines_at
 from . import NoteAt
 from .file_text import Quotes, original_last_line
 

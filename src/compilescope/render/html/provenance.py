@@ -13,7 +13,6 @@ from markupsafe import Markup
 
 from ...invisible import one_line
 from ...analyses.provenance import CompileProvenance, KernelTrace, ProvenanceSection, UserLine, kernel_anchor
-from ...analyses.provenance.line_mappings import panel_lines
 from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
 from ...wording import count
@@ -132,6 +131,9 @@ def _graph_name(s: ProvenanceSection) -> dict[str, Any]:
 def _panels(page: Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceSection,
             kernel_url: str | None) -> Iterator[dict[str, Any]]:
     """A section's panels, each one's lines built only when the template writes it."""
+    # (here: the line maps' module is for a log with provenance, not every report's start-up)
+    from ...analyses.provenance.line_mappings import panel_lines
+
     mapped = s.mapped_lines()
     traced = {k.name for k in s.kernels}
     for key, title, what in PANELS:
