@@ -617,6 +617,15 @@ def test_a_report_of_a_log_without_provenance_imports_nothing_to_read_it(tmp_pat
     assert _report_in_a_new_process(torch213("provenance.log"), tmp_path / "prov", imported) == f"0 {sorted(FOR_PROVENANCE)!r}"
 
 
+def test_a_report_of_a_log_that_skipped_no_frame_imports_no_index_of_its_compiles(tmp_path):
+    """The compiles are indexed (graph_breaks.compile_index) to tell what ran before a frame Dynamo skipped after a
+    break or a failure: a log that skipped none, as most, does not import it."""
+    imported = "'compilescope.analyses.graph_breaks.compile_index' in sys.modules"
+    assert _report_in_a_new_process(torch213("training.log"), tmp_path / "out", imported) == "0 False"
+    # (the other side: the recompile of the step's loss.item() fails, and Dynamo skips the frame)
+    assert _report_in_a_new_process(torch213("amp_train_step_clip.log.gz"), tmp_path / "clip", imported) == "0 True"
+
+
 def test_a_log_with_bytecode_to_decompile_still_imports_the_decompiler(tmp_path):
     """The other side of the lazy import above: the log that needs it gets it, and its page."""
     imported = "'compilescope.decompile.core' in sys.modules"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -21,7 +21,6 @@ from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
 from .graph_breaks import CompiledCallee, RanBefore
-from .graph_breaks.compile_index import CompileIndex, compile_index, ran_before
 from .graph_breaks.wording import fsdp_note, skipped_name, skipped_text
 from .graph_breaks.reason_text import ARTIFACT as BREAK_ARTIFACT
 from .graph_breaks.reason_text import FSDP2_FILE, IN_LOOP, skipped_frame, skipped_with
@@ -34,6 +33,9 @@ from .user_locations import (UserLocation, is_framework_file, is_python_library_
 from .user_locations import export_call as find_export_call
 from ..model.records import dataclass
 from ..wording import count
+
+if TYPE_CHECKING:
+    from .graph_breaks.compile_index import CompileIndex
 
 DYNAMO = "dynamo"
 AOT = "aot_autograd"
@@ -635,9 +637,14 @@ def compile_errors(trace: Trace, guard_trees: GuardTrees | None = None) -> Compi
                         in_with = skipped_with(told_break)
                         break
         in_fsdp_hook = stage == DYNAMO and bool(FSDP2_FILE.search(str(metrics.get("fail_user_frame_filename") or "")))
-        if skipped is not None and index is None:
-            index = compile_index(trace)
-        before = ran_before(index, entry) if skipped is not None and index is not None else None
+        before = None
+        if skipped is not None:
+            # (here: the index is for a log whose failure made Dynamo skip a frame, which most logs have not)
+            from .graph_breaks.compile_index import compile_index, ran_before
+
+            if index is None:
+                index = compile_index(trace)
+            before = ran_before(index, entry)
         if stage == DYNAMO and export_call is not None:
             steps = list(EXPORT_STEPS)
         elif stage == DYNAMO and location is not None and is_python_library_file(location.filename):

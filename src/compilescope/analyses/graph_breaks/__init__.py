@@ -22,7 +22,7 @@ resume_names.py, which import nothing of it but for annotations; its other modul
                       (fsdp_note); torch's reasons it tells breaks by (EXPLICIT_BREAK, BACKWARD_BREAK, ...)
   resume_names.py     the names every part of compilescope reads a resume function by (resume_of, function_label)
   compile_index.py    the log's compiles indexed once (compile_index), and what the calls before a recompile ran
-                      compiled of the frame it made Dynamo skip (ran_before)
+                      compiled of the frame it made Dynamo skip (ran_before): imported where a frame was skipped
   compiled_around.py  what Dynamo compiled around the breaks: the frames a break's call ran, the line a higher-order
                       op's call resumed at, what the breaks split the compiled code into
 """

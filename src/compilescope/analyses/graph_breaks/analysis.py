@@ -6,7 +6,7 @@ backward) and what Dynamo compiled around each.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...model.ids import compilation_key
 from ...model.trace import Trace
@@ -14,12 +14,14 @@ from ..compiled_frames import compiled_location
 from ..installed_guards import GuardTrees
 from ..user_locations import UserLocation, inline_frame, is_framework_file, traceback_frames
 from . import GraphBreak, GraphBreaks, TransformCall
-from .compile_index import CompileIndex, compile_index, ran_before
 from .compiled_around import compiled_split, link_compiled_callees, resumed_at
 from .reason_text import (ARTIFACT, FUNCTORCH_FILE, IN_LOOP, artifact_location, fsdp_hook_call, internal_restart,
                           parse_reason, skipped_frame, skipped_with, through_ddp, transform_call)
 from .subclasses import dispatch_compiled_alone, untraced_subclass
 from .wording import BACKWARD_BREAK, BACKWARD_GRAPH
+
+if TYPE_CHECKING:
+    from .compile_index import CompileIndex
 
 
 def graph_breaks(trace: Trace, guard_trees: GuardTrees | None = None) -> GraphBreaks:
@@ -82,9 +84,14 @@ def graph_breaks(trace: Trace, guard_trees: GuardTrees | None = None) -> GraphBr
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
             found.in_with = skipped_with(parsed["text"])
             failed = compiles.get(compile_key)
-            if failed is not None and index is None:
-                index = compile_index(trace)
-            found.skipped_before = ran_before(index, failed) if failed is not None and index is not None else None
+            found.skipped_before = None
+            if failed is not None:
+                # (here: the index is for a log whose break made Dynamo skip a frame, as the errors' for a failure)
+                from .compile_index import compile_index, ran_before
+
+                if index is None:
+                    index = compile_index(trace)
+                found.skipped_before = ran_before(index, failed)
         if (skipped is not None and found.skipped_frame is not None and compile_key not in found.skipped_in
                 and (skipped.key, skipped.function) == (found.skipped_frame.key, found.skipped_frame.function)):
             found.skipped_in.append(compile_key)
@@ -122,6 +129,8 @@ def graph_breaks(trace: Trace, guard_trees: GuardTrees | None = None) -> GraphBr
     for b in ordered:
         if not b.skipped_in:
             continue
+        from .compile_index import compile_index  # (here: as above)
+
         index = index or compile_index(trace)
         skipped_compiles = [compiles[key] for key in b.skipped_in if key in compiles]
         for callee in dispatch_compiled_alone(index, skipped_compiles, b.text):

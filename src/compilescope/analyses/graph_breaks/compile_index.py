@@ -1,6 +1,7 @@
 """The log's compiles indexed once (compile_index: CompileIndex, made of _Piece, a class no other module may import), and
 what the calls before a recompile ran compiled of the frame it made Dynamo skip (ran_before), which the graph-breaks
-section and the errors read from it.
+section and the errors read from it. Made only where a break or a failure made Dynamo skip a frame, which imports it
+there (most logs skip none: its import is not every report's start-up).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from ...model.records import dataclass
 from ...model.trace import Compile, Trace
 from . import RanBefore
 from .resume_names import resume_of
+from .subclasses import DISPATCH
 
 
 @dataclass
@@ -57,9 +59,6 @@ class CompileIndex:
         """The largest frame id a compile started before the log's line had (-1: none)."""
         i = bisect.bisect_left(self.starts, line)
         return self.frames_by_then[i - 1] if i else -1
-
-
-DISPATCH = "__torch_dispatch__"
 
 
 def compile_index(trace: Trace) -> CompileIndex:

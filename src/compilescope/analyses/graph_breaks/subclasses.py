@@ -6,6 +6,8 @@ __torch_dispatch__ frames Dynamo compiled on their own because it skipped the fr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...lazy_regex import lazy_compile
 from ...model.ids import compilation_key
 from ...model.trace import Compile
@@ -13,7 +15,11 @@ from ..compiled_frames import compiled_location
 from ..installed_guards import GuardTrees
 from ..user_locations import last_user_stack_frame
 from . import CompiledCallee
-from .compile_index import DISPATCH, CompileIndex
+
+if TYPE_CHECKING:
+    from .compile_index import CompileIndex
+
+DISPATCH = "__torch_dispatch__"
 
 # Dynamo met an object it cannot put in the graph as an argument of an op (`x @ self.weight`): torch's debug context
 # names its variable, `UserDefinedObjectVariable(ScaledTensor)`. A tensor subclass Dynamo cannot trace reads so.

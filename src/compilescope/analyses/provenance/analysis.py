@@ -14,8 +14,8 @@ def analyze_provenance(trace: Trace, files: SourceFiles = NO_FILES) -> Provenanc
     if not any(a.filename.startswith((KERNEL_STACK_TRACES, NODE_MAPPINGS)) for entry in trace.compiles.values()
                for a in entry.artifacts):
         return Provenance()
-    # (here: the sections' readers, ~6 modules, are for a log with provenance, which most logs (without
-    # INDUCTOR_PROVENANCE=1) are not, and their imports were every report's start-up)
+    # (here: sections.py and the five modules it reads with are for a log with provenance, which most logs
+    # (without INDUCTOR_PROVENANCE=1) are not, and their imports were every report's start-up)
     from .sections import provenance_of
 
     return provenance_of(trace, files)

@@ -45,7 +45,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None, guard_tree
             recompiled.append((frame_id, entries, limit_entry))
     found: list[FrameRecompiles] = []
     if recompiled:
-        # (here: explaining a recompile imports most of the package, ~10 modules, which a log that recompiled
+        # (here: explaining a recompile imports frames.py and five more modules, which a log that recompiled
         # nothing, most logs, does not pay for at start-up)
         from .frames import explain_frames
 
