@@ -50,12 +50,13 @@ def compile_directory_json(trace: Trace, options: ReportOptions) -> Iterator[byt
 
 
 def _directory_artifact(a: Artifact, options: ReportOptions) -> dict:
+    number = artifact_file_number(a, options)
     return {
         "name": a.name.rsplit("/", 1)[-1] if a.display == LINK else artifact_file_name(a, options),
         # tlparse records the number of the last file it wrote for an
         # entry: the readable companion page is numbered after the JSON. (An exported program's, under --export, is
         # the one in its name, tlparse's: tlparse writes no entry for it.)
-        "number": artifact_file_number(a, options) + 1 if a.readable else artifact_file_number(a, options),
+        "number": number + 1 if a.readable else number,
         "suffix": a.suffix,
         "url": artifact_url(a, options),
         "readable_url": readable_url(a, options),
