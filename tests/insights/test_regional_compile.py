@@ -12,7 +12,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.run_facts.analysis import run_facts
 from compilescope.analyses.diff.analysis import diff_runs
 from compilescope.analyses.insights.analysis import insights
-from compilescope.analyses.repeated_blocks import regional
+from compilescope.analyses.repeated_blocks import first_line_with, graph_blocks, regional
 from compilescope.analyses.user_locations import user_source_name
 from compilescope.ingest.reader import read_trace
 
@@ -230,3 +230,40 @@ def test_a_module_torch_wraps_is_named_as_the_model_not_as_torchs_fn():
     assert finding.title == "[0/0] compiled Block's code 4 times, once per block of model"
     assert "`for block in model: block.compile()`" in finding.detail and "model[0] to [3]" in finding.detail
     assert "fn" not in re.findall(r"\w+", finding.title + finding.detail)
+
+
+class _SplitCounted(str):
+    """A graph's text that counts the times it is split into lines whole (slices of it are plain str)."""
+
+    splits = 0
+
+    def splitlines(self, keepends: bool = False) -> list[str]:
+        type(self).splits += 1
+        return super().splitlines(keepends)
+
+
+def _blocks_and_splits(graph: str) -> tuple[list, int]:
+    _SplitCounted.splits = 0
+    found = graph_blocks(_SplitCounted(graph))
+    return found, _SplitCounted.splits
+
+
+def test_a_graph_is_split_into_lines_only_where_it_has_blocks_to_compare():
+    # amp_train_step's graph takes a module's parameters (`_modules_`, so regional reads it) but no two blocks of one
+    # list: its forward line alone is read, not every line (the whole text was split to find it). regional_whole's
+    # four blocks are compared node by node: its text is split once.
+    (graph, _) = _payloads("dynamo_output_graph", "amp_train_step.log.gz")
+    assert "_modules_" in graph
+    assert _blocks_and_splits(graph) == ([], 0)
+    (graph,) = _payloads("dynamo_output_graph", WHOLE)
+    assert _blocks_and_splits(graph) == ([("self.blocks", [0, 1, 2, 3], 12, None)], 1)
+
+
+def test_the_forward_line_is_the_first_line_holding_it_as_splitlines_cuts_lines():
+    (graph,) = _payloads("dynamo_output_graph", WHOLE)
+    forward = next(line for line in graph.splitlines() if "def forward(" in line)
+    assert first_line_with(graph, "def forward(") == forward and "L_self_modules_blocks_modules_3_" in forward
+    # line breaks other than "\n" (a form feed, "\r\n", a lone "\r") end lines too; no line holding it: ""
+    for text in ("a\x0cdef forward(x)\x0cb", "a\r\ndef forward(x)\r\nb", "a\rdef forward(x)\rb", "def forward(x)"):
+        assert first_line_with(text, "def forward(") == "def forward(x)"
+    assert first_line_with(graph, "def backward(") == ""

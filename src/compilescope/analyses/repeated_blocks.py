@@ -113,6 +113,18 @@ def block_code(graph_text: str) -> dict[tuple[str, int], list[tuple[str, str]]]:
     return runs
 
 
+def first_line_with(text: str, part: str) -> str:
+    """The first of text.splitlines() holding part ("" if none), without splitting all of text: a graph's forward is
+    its first line or near it, and most graphs (no two blocks of one list) are read no further. The line is cut at
+    the newlines around part's first occurrence, then split as splitlines would (its other line breaks)."""
+    at = text.find(part)
+    if at < 0:
+        return ""
+    end = text.find("\n", at)
+    chunk = text[text.rfind("\n", 0, at) + 1:end if end >= 0 else len(text)]
+    return next(line for line in chunk.splitlines() if part in line)
+
+
 def graph_blocks(graph_text: str, guarded: Callable[[], list[tuple[str, str]]] = list,
                  ) -> list[tuple[str, list[int], int, str | None]]:
     """(container as the code names it, indices of the blocks alike, inputs per block, class) for each ModuleList
@@ -120,7 +132,7 @@ def graph_blocks(graph_text: str, guarded: Callable[[], list[tuple[str, str]]] =
     computes the same with (the same expressions from the same lines: blocks of one class whose code branches on an
     attribute are no copies). guarded: the numbered modules the compile's guard tree guards, with their classes
     (tree_blocks), asked for only where the graph has blocks of one list."""
-    signature = next((line for line in graph_text.splitlines() if "def forward(" in line), "")
+    signature = first_line_with(graph_text, "def forward(")
     by_container: dict[str, dict[int, dict[str, str]]] = {}
     for m in _INPUT.finditer(signature):
         n = _NUMBERED.match(m["name"])
