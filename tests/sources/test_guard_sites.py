@@ -77,3 +77,18 @@ def test_the_guard_trees_are_read_without_guard_lines_lazy_groups(monkeypatch):
                  for line in trees.of(a.payload).lines if line.site is not None]
     assert len(sites) >= 100 and not asked
     assert installed_guards.guard_site_of(EDGES[1]) is not None and len(asked) == 0
+
+
+def test_a_sites_tail_is_matched_once(monkeypatch):
+    """The tail (`# path:N in fn (HINT: ...)`) was searched for to filter the lines, then matched again at the same
+    `# ` for its groups: the search's match is the site's on every line of these trees."""
+    asked = []
+    installed_guards._SITE_TAIL.match("")  # (compiled: its match is the pattern's own, replaced below)
+    match = installed_guards._SITE_TAIL.match
+    monkeypatch.setattr(installed_guards._SITE_TAIL, "match", lambda *args: asked.append(args) or match(*args))
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        trees = GuardTrees(trace)
+        sites = [line.site for entry in trace.compiles.values() for a in entry.artifacts
+                 if a.name == GUARDS_ARTIFACT and a.payload is not None
+                 for line in trees.of(a.payload).lines if line.site is not None]
+    assert len(sites) >= 100 and not asked

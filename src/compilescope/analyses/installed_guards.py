@@ -25,9 +25,6 @@ GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 # or, for a size's range from 0/1 specialization, FIRST_USE_NOTE: its line is the size's first use.
 GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)"
                           r"(?:\s+\(HINT: (?P<hint>.*)\)|\s+\((?P<note>.*)\))?\s*$")
-# What every GUARD_LINE ends with, found without its lazy groups: most guard lines name no user line, and
-# GUARD_LINE backtracks over such a line for ~25 us; only the lines this finds are matched in full.
-GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+(?:\s+\(.*\))?\s*$")
 # torch's note on a guard that its line did not make (symbolic_shapes.py, create_symbol): the line only used the size
 # first, and the guard (`2 <= L['x'].size()[0]`) comes from specializing sizes 0 and 1.
 FIRST_USE_NOTE = "user code shown is first use of this value"
@@ -463,7 +460,7 @@ def tree_marked_dims(tree: GuardTree, source: str) -> dict[str, tuple[str, ...]]
 
 def guard_site_of(line: str) -> GuardSite | None:
     """The guard a tree's line holds with the user line that made it, where it names one."""
-    found = _guard_line(line) if GUARD_TAIL.search(line) else None
+    found = _guard_line(line)
     if found is None:
         return None
     guard, code, m = found
@@ -472,9 +469,11 @@ def guard_site_of(line: str) -> GuardSite | None:
                      inlined and (inlined["key"] or inlined["attr"]), (m["note"] or "").startswith(FIRST_USE_NOTE))
 
 
-# GUARD_LINE from the `# ` before the path on: what follows the code.
+# GUARD_LINE from the `# ` before the path on: what follows the code. Searched for first on every line (most guard
+# lines name no user line, and GUARD_LINE backtracks over such a line for ~25 us); the leftmost is where the site is
+# on most lines, so it is matched once.
 _SITE_TAIL = lazy_compile(r"# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)(?:\s+\(HINT: (?P<hint>.*)\)|\s+\((?P<note>.*)\))?\s*$")
-_KIND_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_KIND = lazy_compile(r"[A-Z_]+: ")  # a guard's kind: `EQUALS_MATCH: `
 
 
 def _guard_line(line: str) -> tuple[str, str, re.Match[str]] | None:
@@ -482,38 +481,38 @@ def _guard_line(line: str) -> tuple[str, str, re.Match[str]] | None:
     groups, which tried the rest of the pattern at each character of a line (~25 us a guard line, most of reading a
     tree). The guard ends before the whitespace of the first `# ` past `KIND: `; the code at the first `# ` after that
     where _SITE_TAIL matches (a later end of the guard would try the same and fewer), each end as early as its
-    whitespace allows. A line holding a newline (which `.` stops at) is left to GUARD_LINE."""
+    whitespace allows. A line holding a newline (which `.` stops at) is left to GUARD_LINE.
+    _SITE_TAIL is searched for once, as the filter of lines with no site: no `# ` before the leftmost it finds can
+    match, and there it matches as found (matching the tail again, over torch's long hints, and walking the kind a
+    character at a time were ~19K of a site's ~57K instructions)."""
+    tail = _SITE_TAIL.search(line)  # (a line without one has no site: GUARD_LINE needs it too)
+    if tail is None:
+        return None
     if "\n" in line:
         m = GUARD_LINE.search(line)
         return None if m is None else (m["guard"], m["code"], m)
+    leftmost = tail.start()
     start = line.find("+- ")
     while start >= 0:
-        floor = kind = start + 3  # (the guard's shortest end: after `KIND: `)
-        while floor < len(line) and line[floor] in _KIND_CHARS:
-            floor += 1
-        if floor > kind and line.startswith(": ", floor):
-            floor += 2
-            marks = []  # each `# ` with whitespace before it past the guard's shortest end
-            at = line.find("# ", floor + 1)
-            while at >= 0:
-                if line[at - 1].isspace():
-                    marks.append(at)
-                at = line.find("# ", at + 1)
-            if marks:
-                code = marks[0] + 2
-                for mark in marks[1:]:
-                    if mark > code and (m := _SITE_TAIL.match(line, mark)) is not None:
-                        return (line[start + 3:_space_before(line, marks[0], floor)],
-                                line[code:_space_before(line, mark, code)], m)
+        kind = _KIND.match(line, start + 3)  # (the guard's shortest end: after `KIND: `)
+        if kind is not None:
+            floor = kind.end()
+            first = line.find("# ", floor + 1)  # the code's `# `: the first past that with whitespace before it
+            while first >= 0 and not line[first - 1].isspace():
+                first = line.find("# ", first + 1)
+            if first >= 0:
+                code = first + 2
+                # the path's: the next such `# ` where _SITE_TAIL matches (none before the leftmost tail)
+                at = line.find("# ", max(code + 1, leftmost))
+                while at >= 0:
+                    if line[at - 1].isspace() and (
+                            m := tail if at == leftmost else _SITE_TAIL.match(line, at)) is not None:
+                        # (each end before its `# `'s whitespace: rstrip's, not below the guard's shortest end)
+                        return (line[start + 3:floor + len(line[floor:first].rstrip())],
+                                line[code:code + len(line[code:at].rstrip())], m)
+                    at = line.find("# ", at + 1)
         start = line.find("+- ", start + 1)
     return None
-
-
-def _space_before(line: str, at: int, floor: int) -> int:
-    """Where the whitespace just before position at starts, not before floor."""
-    while at > floor and line[at - 1].isspace():
-        at -= 1
-    return at
 
 
 def pinned_lengths(tree: GuardTree) -> dict[str, int]:
