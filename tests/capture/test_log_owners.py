@@ -1,4 +1,4 @@
-"""runner._LogOwners looks at the trace directory every 0.1 s while a program runs. A new log it cannot place yet is
+"""runner.LogOwners looks at the trace directory every 0.1 s while a program runs. A new log it cannot place yet is
 read again only once it has grown, and a log whose first record it has read is not read again: counted here as
 reads of a real small log (tests/data/torch213 `cache_warm.log`) written into the directory in pieces, not timed."""
 
@@ -26,15 +26,15 @@ LOG = Path(__file__).parent.parent / "data" / "torch213" / "logs" / "cache_warm.
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The logs whose head _LogOwners read (runner.first_pid's calls), in order."""
+    """The logs whose head LogOwners read (runner.trace_dir.first_pid's calls), in order."""
     read: list[str] = []
-    first_pid = runner.first_pid
+    first_pid = runner.trace_dir.first_pid
 
     def counted(log: str) -> int | None:
         read.append(os.path.basename(log))
         return first_pid(log)
 
-    monkeypatch.setattr(runner, "first_pid", counted)
+    monkeypatch.setattr(runner.trace_dir, "first_pid", counted)
     return read
 
 
@@ -45,7 +45,7 @@ def test_a_log_is_read_once_per_size_until_placed(tmp_path: Path, reads: list[st
     # told apart while it runs and every look meets it)
     program = subprocess.Popen([sys.executable, "-c", "pass"])
     program.wait()
-    owners = runner._LogOwners(str(tmp_path), set(), program)
+    owners = runner.LogOwners(str(tmp_path), set(), program)
     name = f"{TORCH_LOG_NAME}_1234_0.log"
     log = tmp_path / name
     log.write_bytes(b"")
@@ -150,7 +150,7 @@ def test_an_empty_crash_file_a_process_of_the_program_still_holds_is_kept(tmp_pa
         if started == "daemon":  # (its log, a torch log's name, is the run's: the daemon ran under the program)
             assert [os.path.basename(log) for log in result.logs] == [f"{TORCH_LOG_NAME}_daemon.log"]
             [held] = result.held_crash_files
-            assert held.pids == [runner.first_pid(result.logs[0])]
+            assert held.pids == [runner.trace_dir.first_pid(result.logs[0])]
     finally:
         go.touch()
     _crashed_into(crash_file)
@@ -188,19 +188,19 @@ def _with_pid(pid: int) -> bytes:
     return re.sub(rb"^(V\d{4} [\d:.]+ )\d+ ", rb"\g<1>" + str(pid).encode() + b" ", LOG.read_bytes(), flags=re.M)
 
 
-def _a_program_and_a_gone_process_log(tmp_path: Path) -> tuple[subprocess.Popen, runner._LogOwners, Path]:
+def _a_program_and_a_gone_process_log(tmp_path: Path) -> tuple[subprocess.Popen, runner.LogOwners, Path]:
     """A program running until its stdin closes, the owners of its trace directory (tmp_path), and a log there whose
     records carry the pid of a process gone."""
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     program = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
-    owners = runner._LogOwners(str(tmp_path), set(), program)
+    owners = runner.LogOwners(str(tmp_path), set(), program)
     log = tmp_path / f"{TORCH_LOG_NAME}_1_0.log"
     log.write_bytes(_with_pid(gone.pid))
     return program, owners, log
 
 
-def _ends_taking_none(program: subprocess.Popen, owners: runner._LogOwners, log: Path) -> None:
+def _ends_taking_none(program: subprocess.Popen, owners: runner.LogOwners, log: Path) -> None:
     """One more look, the program ends, and log (another live process's by then) is not the program's."""
     owners.look()
     assert program.stdin is not None
@@ -242,7 +242,7 @@ def test_a_first_record_written_by_a_rewrite_of_the_same_size_is_read(tmp_path: 
         assert program.stdout is not None
         descendant = int(program.stdout.readline())
         data = _with_pid(descendant)
-        owners = runner._LogOwners(str(tmp_path), set(), program)
+        owners = runner.LogOwners(str(tmp_path), set(), program)
         log.write_bytes(b" " * len(data))
         owners.look()  # (its head read: no record yet)
         with open(log, "r+b") as f:
@@ -263,18 +263,18 @@ def test_a_crash_file_of_a_live_process_not_the_programs_is_asked_of_once(tmp_pa
     """A crash file whose pid is a live process that is not the program's and does not hold it (a file copied in): each
     look asked again whether that process or a child of it holds the file, reading every /proc/N/stat. Asked once."""
     asked: list[int] = []
-    holds = runner.holds_crash_file
+    holds = runner.trace_dir.holds_crash_file
 
     def counted(pid: int, path: str) -> bool:
         asked.append(pid)
         return holds(pid, path)
 
-    monkeypatch.setattr(runner, "holds_crash_file", counted)
+    monkeypatch.setattr(runner.trace_dir, "holds_crash_file", counted)
     other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     program = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
         (tmp_path / f"compilescope_crash_{other.pid}.txt").write_text("")
-        owners = runner._LogOwners(str(tmp_path), set(), program)
+        owners = runner.LogOwners(str(tmp_path), set(), program)
         for _ in range(5):
             owners.look()
         assert asked == [other.pid]
@@ -402,7 +402,7 @@ def test_a_log_rewritten_in_place_by_another_process_is_read_again_at_the_end(tm
         other.stdin.write(re.sub(rb"^(V\d{4} [\d:.]+ )\d+ ", rb"\g<1>PID ", LOG.read_bytes(), flags=re.M))
         other.stdin.close()
         assert other.stdout.readline() == b"held\n"
-        assert log.stat().st_ino == inode and runner.first_pid(str(log)) == other.pid
+        assert log.stat().st_ino == inode and runner.trace_dir.first_pid(str(log)) == other.pid
         _ends_taking_none(program, owners, log)
     finally:
         other.kill()
@@ -438,7 +438,7 @@ def test_an_empty_crash_file_held_by_another_users_process_is_kept() -> None:
             assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
             crash_file = os.path.join(trace_dir, f"compilescope_crash_{holder.pid}.txt")
             os.chmod(crash_file, 0o666)
-            src = str(Path(runner.__file__).parent.parent)
+            src = str(Path(runner.__file__).parents[2])  # (src/: runner is the package compilescope/runner/)
             end = subprocess.run([sys.executable, "-c", ATTACH_AS_NOBODY, trace_dir], capture_output=True, text=True,
                                  env={**os.environ, "PYTHONPATH": src}, cwd=trace_dir, timeout=120)
             assert end.returncode == 0, end.stderr

@@ -218,13 +218,13 @@ def test_a_sigterm_while_a_second_ctrl_c_stops_the_program_still_kills_it(python
     """The second SIGINT stops the program (SIGTERM, a grace, then kill): a SIGTERM during the grace raised _Terminated
     out of the handler, and the program that ignores SIGTERM was left running. Now it is noted, and the program
     killed."""
-    from compilescope import runner
+    from compilescope.runner import process
 
-    monkeypatch.setattr(runner, "_terminal_delivered_it", lambda: False)
+    monkeypatch.setattr(process, "_terminal_delivered_it", lambda: False)
     program = _ScriptedProgram([signal.SIGINT, signal.SIGINT, signal.SIGTERM])
-    result = runner.RunResult(returncode=0, trace_dir="")
-    with runner._SignalsWhileRunning() as signals, pytest.raises(KeyboardInterrupt):
-        runner._wait(program, None, result, signals)  # type: ignore[arg-type]
+    result = process.RunResult(returncode=0, trace_dir="")
+    with process._SignalsWhileRunning() as signals, pytest.raises(KeyboardInterrupt):
+        process._wait(program, None, result, signals)  # type: ignore[arg-type]
     assert program.sent == [signal.SIGINT, signal.SIGTERM] and program.killed
     assert result.interrupted and result.terminated
 
@@ -232,7 +232,7 @@ def test_a_sigterm_while_a_second_ctrl_c_stops_the_program_still_kills_it(python
 def test_a_signal_after_the_wait_and_before_the_handlers_are_restored_is_reported(tmp_path, monkeypatch):
     """A SIGTERM after _wait stopped raising signals (the program ended) and before run_program restores the handlers
     was noted and never read: the report did not say compilescope was terminated."""
-    from compilescope import runner
+    from compilescope.runner import process
 
     class Ended:
         returncode = 0
@@ -240,15 +240,15 @@ def test_a_signal_after_the_wait_and_before_the_handlers_are_restored_is_reporte
         def wait(self, timeout=None):
             return 0
 
-    real_wait = runner._wait
+    real_wait = process._wait
 
     def wait_then_signal(*args):
         real_wait(*args)
         signal.raise_signal(signal.SIGTERM)
 
-    monkeypatch.setattr(runner.subprocess, "Popen", lambda *a, **k: Ended())
-    monkeypatch.setattr(runner, "_wait", wait_then_signal)
-    result = runner.run_program(runner.Program(["program"], False), str(tmp_path))
+    monkeypatch.setattr(process.subprocess, "Popen", lambda *a, **k: Ended())
+    monkeypatch.setattr(process, "_wait", wait_then_signal)
+    result = process.run_program(process.Program(["program"], False), str(tmp_path))
     assert result.terminated and not result.interrupted
 
 
@@ -259,7 +259,7 @@ def test_a_signal_as_wait_stops_raising_them_is_noted_not_raised(signum, python_
     the bytecodes before the switch raised out of _wait (_Terminated, KeyboardInterrupt), and no report was written.
     Now they are held around the switch, and noted after it. The signal is sent as `raising` is set to False (the
     switch), before it is set."""
-    from compilescope import runner
+    from compilescope.runner import process
 
     class Ended:
         returncode = 0
@@ -267,16 +267,16 @@ def test_a_signal_as_wait_stops_raising_them_is_noted_not_raised(signum, python_
         def wait(self, timeout=None):
             return 0
 
-    class SignalledAtTheSwitch(runner._SignalsWhileRunning):
+    class SignalledAtTheSwitch(process._SignalsWhileRunning):
         def __setattr__(self, name, value):
             if name == "raising" and value is False and getattr(self, "raising", False):
                 signal.raise_signal(signum)
             super().__setattr__(name, value)
 
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
-    result = runner.RunResult(returncode=0, trace_dir="")
+    result = process.RunResult(returncode=0, trace_dir="")
     with SignalledAtTheSwitch() as signals:
-        runner._wait(Ended(), None, result, signals)  # type: ignore[arg-type]
+        process._wait(Ended(), None, result, signals)  # type: ignore[arg-type]
     assert (result.terminated, result.interrupted) == (signum == signal.SIGTERM, signum == signal.SIGINT)
     assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == mask  # nothing left held
 
@@ -284,12 +284,12 @@ def test_a_signal_as_wait_stops_raising_them_is_noted_not_raised(signum, python_
 def test_a_ctrl_c_as_the_program_fails_to_start_is_not_dropped(python_sigint, tmp_path, monkeypatch):
     """Popen failing after a SIGINT was noted (handlers are set before it): the signal was dropped with the
     handlers; now delivered to the handler restored."""
-    from compilescope import runner
+    from compilescope.runner import process
 
     def interrupted_then_failed(*args, **kwargs):
         signal.raise_signal(signal.SIGINT)
         raise FileNotFoundError(2, "No such file or directory")
 
-    monkeypatch.setattr(runner.subprocess, "Popen", interrupted_then_failed)
+    monkeypatch.setattr(process.subprocess, "Popen", interrupted_then_failed)
     with pytest.raises(KeyboardInterrupt):
-        runner.run_program(runner.Program(["no-such-program"], False), str(tmp_path))
+        process.run_program(process.Program(["no-such-program"], False), str(tmp_path))

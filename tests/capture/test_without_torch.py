@@ -212,7 +212,7 @@ def test_a_trace_directory_run_made_is_named_as_typed_here(tmp_path, monkeypatch
 def test_a_background_job_ignoring_sigint_still_ignores_it_as_the_program_starts(tmp_path, monkeypatch):
     # SIGINT inherited ignored (`compilescope run ... &` from a script, nohup) stays ignored though run_program
     # handles signals from before the program starts: not noted, not passed on to the program.
-    from compilescope import runner
+    from compilescope.runner import process
 
     real_popen = subprocess.Popen
 
@@ -223,8 +223,8 @@ def test_a_background_job_ignoring_sigint_still_ignores_it_as_the_program_starts
 
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        monkeypatch.setattr(runner.subprocess, "Popen", popen_then_sigint)
-        result = runner.run_program(runner.Program([sys.executable, "-c", "pass"], this_python=True), str(tmp_path))
+        monkeypatch.setattr(process.subprocess, "Popen", popen_then_sigint)
+        result = process.run_program(process.Program([sys.executable, "-c", "pass"], this_python=True), str(tmp_path))
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -1,5 +1,5 @@
 """Crashes: a process of the run killed in native code (a segfault, an abort), from the stack Python's faulthandler
-wrote and `compilescope run` appended to that process's log (artifact `compilescope_crash`; runner.py,
+wrote and `compilescope run` appended to that process's log (artifact `compilescope_crash`; runner/trace_dir.py,
 attach_crash_reports), or that a process tracing itself with capture() left beside its log, which the reader takes as
 that artifact (ingest/crash_files.py). torch logs nothing of such a death: without it, a log that just stops.
 
