@@ -236,6 +236,7 @@ def test_a_signal_after_the_wait_and_before_the_handlers_are_restored_is_reporte
 
     class Ended:
         returncode = 0
+        pid = -1  # (no process's: run_program's LogOwners takes the program's pid as the run's)
 
         def wait(self, timeout=None):
             return 0
