@@ -64,7 +64,7 @@ def test_the_size_advice_names_the_tensor_and_the_mark_dynamic_call_that_removes
     f = _frames(torch213("diff_base.log.gz"))["f"]
     assert (f.steps[0].guard.location.line, f.steps[0].guard.location.code) == (31, _line(PROGRAMS_213 / "diff_pair.py", 31))
     assert f.advice == ["Sizes change between calls (x at index 0): mark that dimension dynamic with "
-                        "torch._dynamo.mark_dynamic(x, 0), or compile with dynamic=True."]
+                        "`torch._dynamo.mark_dynamic(x, 0)`, or compile with dynamic=True."]
 
 
 def test_a_tensor_first_used_inside_torch_is_placed_at_the_users_line_the_graph_gives():
@@ -173,7 +173,7 @@ def test_generates_kv_cache_that_grew_is_named_and_given_the_static_cache_fix(tm
     # print's and float's pass none)
     assert ("Sizes change between calls (ids at index 1, passed in by the call at hf_gpt2_generate.py:20 as "
             "input_ids of GPT2LMHeadModel's forward): mark that dimension dynamic with "
-            "torch._dynamo.mark_dynamic(ids, 1)") in " ".join(wrapper.advice)
+            "`torch._dynamo.mark_dynamic(ids, 1)`") in " ".join(wrapper.advice)
     [generated] = [a for a in wrapper.advice if a.startswith("transformers' generate() makes the inputs it passes")]
     assert "(input_ids of GPT2LMHeadModel's forward at index 1:" in generated  # (as its step and size say it)
 
@@ -373,7 +373,7 @@ def test_a_tensor_the_users_call_passes_positionally_to_a_librarys_forward_is_pl
     (advice,) = forward.advice
     # (the user's own name for it: `t`, forward's only argument after self)
     assert ("(t at index 0, passed in by the call at library_args.py:24 as forward's x): mark that dimension dynamic "
-            "with torch._dynamo.mark_dynamic(t, 0)") in advice
+            "with `torch._dynamo.mark_dynamic(t, 0)`") in advice
 
 
 def test_a_call_split_over_lines_may_pass_any_argument():
@@ -413,7 +413,7 @@ def test_a_positional_argument_is_marked_dynamic_by_the_users_name_for_it():
     frames = _frames(torch213("library_args_target.log.gz"))
     (forward_advice,) = frames["forward"].advice
     assert ("(t at index 0, passed in by the call at library_args.py:26 as forward's target): mark that dimension "
-            "dynamic with torch._dynamo.mark_dynamic(t, 0)") in forward_advice
+            "dynamic with `torch._dynamo.mark_dynamic(t, 0)`") in forward_advice
     (step,) = frames["forward"].steps
     assert step.guard.location_label == "t (forward's target) passed in by the call at"
     (loss3_advice,) = frames["loss3"].advice

@@ -204,7 +204,7 @@ def test_a_dimension_marked_dynamic_at_size_1_is_told_torch_kept_it_static_not_a
     # mark_dynamic(tokens, 0).
     _, unmarked = _frame()
     assert not any(g.marked for s in unmarked.steps for g in s.failed_guards)
-    assert any("dimensions dynamic: torch._dynamo.mark_dynamic(tokens, [0, 1]), or" in a for a in unmarked.advice)
+    assert any("dimensions dynamic: `torch._dynamo.mark_dynamic(tokens, [0, 1])`, or" in a for a in unmarked.advice)
     assert not any("mark_dynamic(tokens, 1)" in a for a in unmarked.advice)
 
 

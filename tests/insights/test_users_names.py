@@ -100,7 +100,7 @@ def test_an_expression_the_call_passes_is_the_tensor_to_mark_not_a_placeholder()
     # Several sizes, some named and some not: code for the named, words for the others (it was the placeholder for
     # all, torch._dynamo.mark_dynamic(tensor, dim), the one it could name too).
     mixed = size_advice([("a", "0", ""), ("forward's target", "0", "")])
-    assert ("mark those dimensions dynamic: torch._dynamo.mark_dynamic(a, 0); mark dimension 0 of the tensor "
+    assert ("mark those dimensions dynamic: `torch._dynamo.mark_dynamic(a, 0)`; mark dimension 0 of the tensor "
             "passed as forward's target dynamic with torch._dynamo.mark_dynamic, or") in mixed
     assert "mark_dynamic(tensor, dim)" not in mixed
     # An expression the resume function's advice names is code once, not ``torch.randn(n, 4)``.
@@ -110,7 +110,7 @@ def test_an_expression_the_call_passes_is_the_tensor_to_mark_not_a_placeholder()
     # one that makes a new tensor each time (a slice, a tensor's item by number, its .T) is not: marking what it
     # makes before the call marks none the call passes.
     assert "torch._dynamo.mark_dynamic(batch[\"x\"], 0)" in size_advice([("`batch[\"x\"]`", "0", "")])
-    assert "torch._dynamo.mark_dynamic(obj.t, 0) before the call" in size_advice([("`obj.t`", "0", "")], True)
+    assert "`torch._dynamo.mark_dynamic(obj.t, 0)` before the call" in size_advice([("`obj.t`", "0", "")], True)
     for made in ("`base[:n]`", "`t[0]`", "`x.T`", "`f(x).t`"):
         assert f"mark dimension 0 of the tensor that {made} makes dynamic" in size_advice([(made, "0", "")])
 
@@ -298,7 +298,7 @@ def test_a_librarys_decorator_run_as_the_models_forward_names_its_arguments_by_t
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "ids (input_ids of GPT2LMHeadModel's forward) passed in by the call at gpt2_train.py:13" in shown
     assert "as input_ids of GPT2LMHeadModel's forward): mark that dimension dynamic with " \
-           "torch._dynamo.mark_dynamic(ids, 1)" in shown
+           "`torch._dynamo.mark_dynamic(ids, 1)`" in shown
     assert "ids.size()[1] (input_ids of GPT2LMHeadModel's forward): s27 = 96" in shown
     assert "wrapper's" not in shown
     assert run_cli("summary", "--json", log) == 0
@@ -449,7 +449,7 @@ def test_several_sizes_that_changed_are_marked_by_name(capsys):
     forward = _frame(torch213("library_names_several.log.gz"), "forward")
     (advice,) = forward.advice
     assert "mark_dynamic(tensor, dim)" not in advice
-    assert "torch._dynamo.mark_dynamic(a, 0) and torch._dynamo.mark_dynamic(t, 0)" in advice
+    assert "`torch._dynamo.mark_dynamic(a, 0)` and `torch._dynamo.mark_dynamic(t, 0)`" in advice
 
 
 def _names_of(log, frame: str, local: str, dim: str) -> dict[str, str]:
@@ -598,20 +598,20 @@ def test_sizes_in_code_and_in_words_are_said_as_separate_clauses():
     # 0 of the tensor that ... pass that name, or compile ..."
     forward = _frame(torch213("library_long_mixed.log.gz"), "forward")
     (advice,) = forward.advice
-    assert (f"mark those dimensions dynamic: torch._dynamo.mark_dynamic(t, 0); mark dimension 0 of the tensor that {E} "
+    assert (f"mark those dimensions dynamic: `torch._dynamo.mark_dynamic(t, 0)`; mark dimension 0 of the tensor that {E} "
             f"makes dynamic: {_PUT_IN}, or compile with dynamic=True.") in advice
 
 
 def test_an_expressions_dimensions_are_one_clause_and_words_replace_the_placeholder():
     said = size_advice([("t", "0", ""), (E, "0", ""), (E, "1", "")])
-    assert f"torch._dynamo.mark_dynamic(t, 0); mark dimensions 0 and 1 of the tensor that {E} makes dynamic" in said
+    assert f"`torch._dynamo.mark_dynamic(t, 0)`; mark dimensions 0 and 1 of the tensor that {E} makes dynamic" in said
     assert said.count(_PUT_IN) == 1
     said = size_advice([("t", "0", ""), (E, "0", ""), (F, "1", "")])
-    assert (f"torch._dynamo.mark_dynamic(t, 0); mark dimension 0 of the tensor that {E} makes dynamic: {_PUT_IN}; "
+    assert (f"`torch._dynamo.mark_dynamic(t, 0)`; mark dimension 0 of the tensor that {E} makes dynamic: {_PUT_IN}; "
             f"mark dimension 1 of the tensor that {F} makes dynamic") in said
     # (dynamic=False: the call is made before the call, as a single one's is)
     said = size_advice([("t", "0", ""), (E, "0", ""), (F, "1", "")], static=True)
-    assert "mark the dimensions dynamic: torch._dynamo.mark_dynamic(t, 0) before the call; mark dimension 0" in said
+    assert "mark the dimensions dynamic: `torch._dynamo.mark_dynamic(t, 0)` before the call; mark dimension 0" in said
     # (every size in words: the words, not the placeholder `mark_dynamic(tensor, dim)`)
     said = size_advice([(E, "0", ""), (F, "1", "")])
     assert "mark_dynamic(tensor, dim)" not in said

@@ -218,11 +218,12 @@ def _mark_several(sizes: list[tuple[str, str, str]], mark: str, before: str = ""
 
 
 def _mark_call(tensor: str, dim: str) -> str | None:
-    """torch._dynamo.mark_dynamic(t, 0) where the tensor is a name the user can pass (or an expression that reads one
-    object each time: `batch["x"]`); None otherwise."""
+    """`torch._dynamo.mark_dynamic(t, 0)` where the tensor is a name the user can pass (or an expression that reads one
+    object each time: `batch["x"]`); None otherwise. In backticks: the call is code to copy, which the terminal keeps on
+    one line and the pages show as code."""
     code = tensor[1:-1] if len(tensor) > 2 and tensor.startswith("`") and tensor.endswith("`") else None
     if tensor.isidentifier() or (code is not None and _same_object_each_time(code)):
-        return f"torch._dynamo.mark_dynamic({code or tensor}, {dim})"
+        return f"`torch._dynamo.mark_dynamic({code or tensor}, {dim})`"
     return None
 
 
