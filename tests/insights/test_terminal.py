@@ -227,6 +227,23 @@ def test_summary_lines_end_at_their_last_character(monkeypatch, capsys):
     assert out == (SNAPSHOTS / "graph_breaks.txt").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("columns", [80, 100])
+def test_code_to_paste_is_printed_whole_on_one_line_and_prose_still_fits(monkeypatch, capsys, columns):
+    """library_long_ident: forward's and loss3's fix is the call
+    `torch._dynamo.mark_dynamic(encoder_hidden_states_for_cross_attention_with_padding_mask_applied, 0)`, longer than
+    a line at 80 and at 100 columns. rich folded it inside the name ("…cross_attention_with_pa" / "dding_mask_applied,
+    0)") or broke it at its space, and the call copied from the terminal was broken code. It is on a line of its own,
+    whole, past the width (the terminal shows the rest on its next row); every other line fits."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert run_cli("summary", torch213("library_long_ident.log.gz")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    call = "`torch._dynamo.mark_dynamic(encoder_hidden_states_for_cross_attention_with_padding_mask_applied, 0)`"
+    whole = [line for line in lines if call in line]
+    assert len(whole) == 2  # forward's fix and loss3's
+    assert all(line.lstrip(" │").startswith(call) for line in whole)  # the call first on its line
+    assert [line for line in lines if len(line) > columns] == whole  # prose still wraps to the width
+
+
 def test_the_console_trims_lines_off_a_terminal_only(monkeypatch):
     """What diagnose and check print through the same console: a table's padded cells end at their last character and
     a soft-wrapped line (diagnose's progress) is written whole, never cut to the width; on a terminal (styles written,

@@ -67,7 +67,9 @@ class SummaryCommand:
         if args.json:
             sys.stdout.write(orjson.dumps(results.insights.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            self.console_factory().print(SummaryRenderer.from_results(results).render())
+            # crop=False: code longer than the line prints whole, for the terminal to show on its next row
+            # (render/terminal_text.py, CopyableText); every other line fits the width already
+            self.console_factory().print(SummaryRenderer.from_results(results).render(), crop=False)
         return 0
 
     def _run_ranks(self, args: argparse.Namespace) -> int:
@@ -80,5 +82,6 @@ class SummaryCommand:
             doc = {"schema_version": SCHEMA_VERSION, "source": results.source, **results.to_json()}
             sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            self.console_factory().print(RankSummariesRenderer.from_results(results, TerminalOptions(typed_path=args.path)).render())
+            self.console_factory().print(RankSummariesRenderer.from_results(results, TerminalOptions(typed_path=args.path)).render(),
+                                         crop=False)  # (as one log's: code longer than the line, whole)
         return 0

@@ -31,7 +31,7 @@ from .charts import phase_bars
 from .notices import SEVERITY_LABELS
 from ..invisible import one_line, safe_terminal_text
 from ..wording import count, format_seconds
-from .terminal_text import TerminalText, shorten_middle
+from .terminal_text import CopyableText, TerminalText, Uncropped, shorten_middle
 
 if TYPE_CHECKING:  # (one log's summary reads none of them: the ranks' and the saved form's analyses stay unimported)
     from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
@@ -146,8 +146,8 @@ def _testing_only(ins: Insights) -> list[RenderableType]:
     for setting in settings:
         tree = Tree(TerminalText(setting.assignment, style="bold red"))
         if setting.compile_ids:
-            tree.add(TerminalText(f"{setting.with_it}: {', '.join(setting.compile_ids)}"))
-        out.append(tree)
+            tree.add(CopyableText(f"{setting.with_it}: {', '.join(setting.compile_ids)}"))
+        out.append(Uncropped(tree))
     return out
 
 
@@ -158,10 +158,10 @@ def _crashes(ins: Insights) -> list[RenderableType]:
     for crash in ins.crashes.crashes:
         tree = Tree(TerminalText(f"{crash.error}" + (f"  ·  {crash.during}" if crash.during else ""), style="bold red"))
         for f in crash.frames[:MAX_ROWS]:
-            tree.add(TerminalText(f"{_where(f, in_stack=True)}", style="bold" if f is crash.user_frame else "default"))
+            tree.add(CopyableText(f"{_where(f, in_stack=True)}", style="bold" if f is crash.user_frame else "default"))
         if len(crash.frames) > MAX_ROWS:
-            tree.add(TerminalText(f"… {len(crash.frames) - MAX_ROWS} more frames in the report / --json"))
-        out.append(tree)
+            tree.add(CopyableText(f"… {len(crash.frames) - MAX_ROWS} more frames in the report / --json"))
+        out.append(Uncropped(tree))
     return out
 
 
@@ -171,22 +171,22 @@ def _errors(ins: Insights) -> list[RenderableType]:
     out: list[RenderableType] = [_heading(f"Errors ({len(ins.errors.errors)})")]
     for err in ins.errors.errors:
         tree = Tree(TerminalText(f"{err.compile_id}  {err.stage_label}  ·  {err.exception}", style="bold red"))
-        tree.add(TerminalText(err.message))
+        tree.add(CopyableText(err.message))
         if err.explanation:
-            tree.add(TerminalText(f"why: {err.explanation}"))
+            tree.add(CopyableText(f"why: {err.explanation}"))
         for hint in err.advice_hints:
-            tree.add(TerminalText(f"hint: {hint}", style="green"))
+            tree.add(CopyableText(f"hint: {hint}", style="green"))
         for said in err.torch_printed:
-            tree.add(TerminalText(f"torch also printed: {said}"))
+            tree.add(CopyableText(f"torch also printed: {said}"))
         if err.location:
             code = f"  ·  {err.location.code}" if err.location.code else ""
-            tree.add(TerminalText(f"{err.location_kind}: {_where(err.location)}{code}"))
+            tree.add(CopyableText(f"{err.location_kind}: {_where(err.location)}{code}"))
         for line in err.compiler_errors[:3]:
-            tree.add(TerminalText(line, style="red"))
-        steps = tree.add(TerminalText("next steps", style="bold"))
+            tree.add(CopyableText(line, style="red"))
+        steps = tree.add(CopyableText("next steps", style="bold"))
         for step in err.next_steps:
-            steps.add(TerminalText(step))
-        out.append(tree)
+            steps.add(CopyableText(step))
+        out.append(Uncropped(tree))
     return out
 
 
@@ -199,51 +199,51 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
         called = f", called at {frame.called_at}" if frame.called_from else ""
         where = f"  ({frame.short}{called})" if frame.short else ""
         tree = Tree(TerminalText(f"{frame.function_label}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
-        tree.add(TerminalText(" → ".join(frame.compilations)))
+        tree.add(CopyableText(" → ".join(frame.compilations)))
         if frame.restarts:
-            tree.add(TerminalText(frame.restarts))
+            tree.add(CopyableText(frame.restarts))
         if frame.expected_split:
-            tree.add(TerminalText(f"recompiles: {frame.expected_split}"))
+            tree.add(CopyableText(f"recompiles: {frame.expected_split}"))
         for step in frame.steps:
             guard = step.guard
             if guard is None:
-                tree.add(TerminalText(f"{step.compilation}: (no reason logged)"))
+                tree.add(CopyableText(f"{step.compilation}: (no reason logged)"))
                 continue
             label = f"{step.compilation}: {CHANGE_LABELS[guard.change]} changed"
             if step.failed:
                 label += " (this compile failed)"
-            node = tree.add(TerminalText(label))
+            node = tree.add(CopyableText(label))
             if step.when_text:
-                node.add(TerminalText(step.when_text, style="dim"))
-            node.add(TerminalText(f"failed guard of {guard.compilation}: {guard.shown}"))
+                node.add(CopyableText(step.when_text, style="dim"))
+            node.add(CopyableText(f"failed guard of {guard.compilation}: {guard.shown}"))
             if guard.location:
                 code = f"  ·  {guard.location.code}" if guard.location.code else ""
-                node.add(TerminalText(f"{guard.location_label} {_where(guard.location)}{code}"))
+                node.add(CopyableText(f"{guard.location_label} {_where(guard.location)}{code}"))
             if guard.cache_text:
-                node.add(TerminalText(guard.cache_text))
+                node.add(CopyableText(guard.cache_text))
             if step.specialized_placement:
                 where = step.specialized.location
                 code = f"  ·  {where.code}" if where and where.code else ""
-                node.add(TerminalText(f"{_placed(step.specialized_placement)}{code}"))
+                node.add(CopyableText(f"{_placed(step.specialized_placement)}{code}"))
             if step.dynamic_text:
-                node.add(TerminalText(step.dynamic_text))
+                node.add(CopyableText(step.dynamic_text))
             for change in step.also_changed_listed.items:
-                node.add(TerminalText(f"also changed since {guard.compilation}: {change.text}"))
+                node.add(CopyableText(f"also changed since {guard.compilation}: {change.text}"))
             if step.also_changed_more_text:
-                node.add(TerminalText(step.also_changed_more_text, style="dim"))
+                node.add(CopyableText(step.also_changed_more_text, style="dim"))
             if step.expected_text:
-                node.add(TerminalText(step.expected_text, style="dim"))
+                node.add(CopyableText(step.expected_text, style="dim"))
         for advice in frame.advice:
-            tree.add(TerminalText(f"fix: {advice}", style="green"))
-        out.append(tree)
+            tree.add(CopyableText(f"fix: {advice}", style="green"))
+        out.append(Uncropped(tree))
     if ins.recompiles.backward_recaptures:
         graphs = ins.recompiles.backward_graphs
         tree = Tree(TerminalText(f"compiled autograd: {count(len(graphs), 'backward graph')} captured and compiled", style="bold"))
         for i, graph in enumerate(graphs):
-            tree.add(TerminalText(f"{graph.label}: {graph.reason or ('the first' if i == 0 else '(no reason logged)')}"))
+            tree.add(CopyableText(f"{graph.label}: {graph.reason or ('the first' if i == 0 else '(no reason logged)')}"))
         if not ins.recompiles.backward_reasons_logged:
-            tree.add(TerminalText(f"why: torch logs it with {BACKWARD_REASONS_HINT}", style="green"))
-        out.append(tree)
+            tree.add(CopyableText(f"why: torch logs it with {BACKWARD_REASONS_HINT}", style="green"))
+        out.append(Uncropped(tree))
     return out
 
 
@@ -256,14 +256,14 @@ def _numpy(ins: Insights) -> list[RenderableType]:
     for line in numpy.lines:
         head = TerminalText(_where(line.location), style="bold")
         head.append(f"  ·  {', '.join(line.compile_ids)}")
-        body = TerminalText(f"calls: {', '.join(line.calls)}")
+        body = CopyableText(f"calls: {', '.join(line.calls)}")
         if line.location.code:
             body.append(f"\ncode: {line.location.code}")
         if line.random:
             body.append(f"\nnp.random: {', '.join(line.random)}, from torch's generator", style="yellow")
-        out.append(Group(head, Padding(body, (0, 0, 0, 3))))
+        out.append(Group(head, Uncropped(Padding(body, (0, 0, 0, 3)))))
     if numpy.random_note:
-        out.append(TerminalText(f"note: {numpy.random_note}", style="green"))
+        out.append(CopyableText(f"note: {numpy.random_note}", style="green"))
     return out
 
 
@@ -281,7 +281,7 @@ def _numerics(ins: Insights) -> list[RenderableType]:
         head = TerminalText(op.op, style="bold")
         head.append(f"  ·  {op.listed_compile_ids}  ·  writes into {', '.join(op.arguments)}, "
                     f"{op.declaration} ({op.defined_at.short})")
-        body = TerminalText("\n".join(f"writes: {_where(w)}{f': {w.code}' if w.code else ''}" for w in op.writes))
+        body = CopyableText("\n".join(f"writes: {_where(w)}{f': {w.code}' if w.code else ''}" for w in op.writes))
         for call in op.listed_calls:
             body.append(f"\ncalled: {call.compile_id} {_where(call.location)}"
                         f"{f': {call.location.code}' if call.location.code else ''}"
@@ -296,19 +296,19 @@ def _numerics(ins: Insights) -> list[RenderableType]:
         if op.more_calls:
             body.append(f"\ncalled: {count(op.more_calls, 'more call')} (--json lists them all)")
         body.append(f"\n{op.why}")
-        out.append(Group(head, Padding(body, (0, 0, 0, 3)), TerminalText(f"fix: {op.advice}", style="green")))
+        out.append(Group(head, Uncropped(Padding(body, (0, 0, 0, 3))), CopyableText(f"fix: {op.advice}", style="green")))
     out.extend(TerminalText(u.not_checked, style="yellow") for u in unread)
     for kind, lines in (("random, Inductor's generator", num.random), ("low precision, fused", num.precision)):
         for line in lines:
             head = TerminalText(_where(line.location), style="bold")
             head.append(f"  ·  {', '.join(line.compile_ids)}  ·  {kind}{f' ({line.dtype})' if line.dtype else ''}")
-            body = TerminalText(f"ops: {', '.join(line.ops)}")
+            body = CopyableText(f"ops: {', '.join(line.ops)}")
             if line.location.code:
                 body.append(f"\ncode: {line.location.code}")
-            out.append(Group(head, Padding(body, (0, 0, 0, 3))))
+            out.append(Group(head, Uncropped(Padding(body, (0, 0, 0, 3)))))
     for note in (num.random_note, num.precision_note):
         if note:
-            out.append(TerminalText(f"fix: {note}", style="green"))
+            out.append(CopyableText(f"fix: {note}", style="green"))
     return out
 
 
@@ -330,7 +330,7 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
         if brk.torch_line:
             head.append(f", {brk.torch_line}")
         head.append(f"  ·  {count(brk.count, 'time')}  ·  {', '.join(brk.compile_ids)}")
-        body = TerminalText(brk.reason, style="bold")
+        body = CopyableText(brk.reason, style="bold")
         if brk.shown_at and brk.shown_at.code:
             body.append(f"\ncode: {brk.shown_at.code}", style="default")
         if brk.note:
@@ -352,7 +352,7 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
             body.append("\nran eagerly: " + ", ".join(e.short for e in brk.eager_lines), style="yellow")
         if brk.callees_text:
             body.append(f"\ncompiled on its own: {brk.callees_text}", style="default")
-        out.append(Group(head, Padding(body, (0, 0, 0, 3))))
+        out.append(Group(head, Uncropped(Padding(body, (0, 0, 0, 3)))))
     if len(gb.breaks) > MAX_BREAKS:
         out.append(TerminalText(f"… {len(gb.breaks) - MAX_BREAKS} more in the report / --json"))
     return out
@@ -433,7 +433,7 @@ def _caches(ins: Insights) -> list[RenderableType]:
         out.append(TerminalText(f"({ca.reason_number(reason)}) {n} lookup{'s' if n != 1 else ''} bypassed "
                                 f"({', '.join(ca.reason_compiles(reason))}): {reason}"))
         if note := ca.bypass_note(reason):
-            out.append(TerminalText(f"    note: {note}", style="green"))
+            out.append(CopyableText(f"    note: {note}", style="green"))
     if ca.time_saved_ms:
         out.append(TerminalText(f"time saved by cache hits: {format_seconds(ca.time_saved_ms / 1000)}"))
     if ca.graphs_missing:
@@ -689,7 +689,7 @@ _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
 
 
 def print_summary(ins: Insights, console: Console) -> None:
-    console.print(summary_renderable(ins))
+    console.print(summary_renderable(ins), crop=False)  # (a CopyableText's code longer than the line, whole)
 
 
 @dataclass(frozen=True)
@@ -787,14 +787,14 @@ def _divergences(analysis: MultiRankAnalysis) -> list[RenderableType]:
     for div in analysis.divergences:
         tree = Tree(TerminalText(f"DIFFERS  {div.title}", style="bold yellow"))
         for group in div.groups:
-            tree.add(TerminalText(f"{_rank_list(group.ranks)}: {group.what}"))
+            tree.add(CopyableText(f"{_rank_list(group.ranks)}: {group.what}"))
         for line in div.details[:MAX_DIVERGENCE_DETAILS]:
-            tree.add(TerminalText(line, style="dim"))
+            tree.add(CopyableText(line, style="dim"))
         if len(div.details) > MAX_DIVERGENCE_DETAILS:
-            tree.add(TerminalText(f"… {len(div.details) - MAX_DIVERGENCE_DETAILS} more in --json", style="dim"))
+            tree.add(CopyableText(f"… {len(div.details) - MAX_DIVERGENCE_DETAILS} more in --json", style="dim"))
         if div.consequence:
-            tree.add(TerminalText(div.consequence))
-        out.append(tree)
+            tree.add(CopyableText(div.consequence))
+        out.append(Uncropped(tree))
     order = analysis.exec_order
     if order and order.order_differs:
         out.append(Tree(TerminalText(f"DIFFERS  Ranks executed graphs in a different order ({_rank_list(order.ranks)})",

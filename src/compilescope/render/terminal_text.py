@@ -13,11 +13,14 @@ rich as a TerminalText, a table's cells included.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich._pick import pick_bool
+from rich.cells import cell_len, chop_cells
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
@@ -94,3 +97,119 @@ class FoldedPath:
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(cell_len(self.prefix.plain) + 1, cell_len(self.prefix.plain) + cell_len(self.path))
+
+
+# A `code` span the analyses wrote: backticks around text on one line, none inside (as the pages read it:
+# render/html/env.py's code_spans).
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_HELD_SPACE = "\ue000"  # a private-use character: one cell wide and no whitespace, so rich does not break there
+
+
+class CopyableText(TerminalText):
+    """Text the user may copy code from (advice, a hint, a note): its `code` spans are never broken. rich breaks a
+    line at any space and folds a word longer than the line anywhere, and the call printed as
+    "…mark_dynamic(encoder_…_with_pa" / "dding_mask_applied, 0)" pasted as broken code. Here a line breaks only at a
+    space outside the spans, and a span longer than the line has a line of its own, whole, past the line's end: the
+    terminal shows the rest on its next row and copies the line as one. Prose wraps as any Text's (a word longer than
+    the line folded). Inside a Tree or a Padding, rich crops a line to the width: wrap them in Uncropped.
+    Where a container asks for an overflow of its own (a table's column), it wraps as any Text."""
+
+    def _held(self) -> Text:
+        held = self.copy()
+        if _HELD_SPACE not in self.plain:  # (a log's own U+E000 would come back a space: the spans are not held)
+            held.plain = _CODE_SPAN.sub(lambda span: span.group().replace(" ", _HELD_SPACE), self.plain)
+        return held
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
+        if self.overflow or options.overflow:  # a container's own (a table column's "fold")
+            yield from Text.__rich_console__(self, console, options)
+            return
+        width = options.max_width
+        lines = []
+        for line in self._held().split(allow_blank=True):
+            if "\t" in line:
+                line.expand_tabs(self.tab_size or console.tab_size or 8)
+            if pick_bool(self.no_wrap, options.no_wrap, False):
+                lines.append(line)
+                continue
+            for part in line.divide(_breaks(line.plain, width)):
+                part.rstrip_end(width)
+                part.plain = part.plain.replace(_HELD_SPACE, " ")
+                lines.append(part)
+        yield from Text("\n").join(lines).render(console, end=self.end)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Text.__rich_measure__(self._held(), console, options)
+
+
+_WORD = re.compile(r"\s*\S+\s*")  # a word and the spaces after it (as rich's wrap reads words)
+
+
+def _breaks(line: str, width: int) -> list[int]:
+    """Where line breaks to fit width, as rich's divide_line (rich/_wrap.py) breaks it, but a word that holds a code
+    span (its spaces held: one word) is never folded: too long for a line, it has one of its own."""
+    code = [span.span() for span in _CODE_SPAN.finditer(line)]
+    breaks: list[int] = []
+    offset = 0
+    for word in _WORD.finditer(line):
+        start, end = word.span()
+        length = cell_len(word.group().rstrip())
+        if width - offset >= length:
+            offset += cell_len(word.group())
+        elif length > width and not any(s < end and start < e for s, e in code):  # prose: folded, as rich does
+            chunks = chop_cells(word.group(), width)
+            for chunk in chunks[:-1]:
+                if start:
+                    breaks.append(start)
+                start += len(chunk)
+            if start:
+                breaks.append(start)
+            offset = cell_len(chunks[-1])
+        elif offset and start:
+            breaks.append(start)
+            offset = cell_len(word.group())
+        else:  # a code span longer than the line, at its start: whole
+            offset = cell_len(word.group())
+    return breaks
+
+
+class _UncroppedLines:
+    """The console a container renders its lines with, but a line longer than the width is kept whole: rich's
+    render_lines crops each line of a tree's node or a padded block to the width, cutting the code a CopyableText let
+    run past it. Everything else is the console's own."""
+
+    def __init__(self, console: Console):
+        self._console = console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._console, name)
+
+    def render_lines(self, renderable: RenderableType, options: ConsoleOptions | None = None, *,
+                     style: Style | None = None, pad: bool = True, new_lines: bool = False) -> list[list[Segment]]:
+        options = options or self._console.options
+        if options.height is not None:  # (a block of a set height is cut to it anyway)
+            return self._console.render_lines(renderable, options, style=style, pad=pad, new_lines=new_lines)
+        rendered = self._console.render(renderable, options)
+        if style:
+            rendered = Segment.apply_style(rendered, style)
+        lines = []
+        for line in Segment.split_lines(rendered):
+            if pad:  # only a shorter line is changed: padded to the width
+                line = Segment.adjust_line_length(line, max(options.max_width, Segment.get_line_length(line)),
+                                                  style=style)
+            lines.append([*line, Segment.line()] if new_lines else line)
+        return lines
+
+
+class Uncropped:
+    """A Tree or a Padding whose lines are not cropped to the width (_UncroppedLines): a CopyableText's code longer
+    than the line prints whole. (The console's print must not crop either: print(..., crop=False).)"""
+
+    def __init__(self, renderable: ConsoleRenderable):
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from self.renderable.__rich_console__(cast(Console, _UncroppedLines(console)), options)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.renderable)
