@@ -390,12 +390,14 @@ def test_a_library_frame_the_users_compiled_code_calls_is_not_named_by_the_users
         (advice,) = frames[(name, first_line)].advice
         assert "mark_dynamic(target, 0)" not in advice and "forward's target" not in advice
     sizes = _sizes(log)
-    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == "target of Net3's forward.size()[0]"
+    # (in parentheses: "target of Net3's forward.size()[0]" read as the size of Net3's forward)
+    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == "(target of Net3's forward).size()[0]"
     assert sizes[("L['target'].size()[0]", ("[2/1]", "[2/1_1]"))] == (
-        "target of Net3's forward.size()[0] (loss3's target, which Net3's forward passes on)")
+        "(target of Net3's forward).size()[0] (loss3's target, which Net3's forward passes on)")
     assert run_cli("summary", log) == 0
     shown = capsys.readouterr().out
     assert "forward's target" not in shown and "forward's\n" not in shown
+    assert "forward.size()" not in shown and "(target of Net3's forward).size()[0]: s48 = 3" in shown
 
 
 def test_a_staticmethod_forward_with_an_unused_first_parameter_is_not_counted_as_having_self(capsys):

@@ -136,10 +136,14 @@ class ArgumentName(NamedTuple):
         """The argument, or what of it (rest: ".size()[1]"), with its qualifier: "ids.size()[1] (input_ids of
         GPT2LMHeadModel's forward)", "forward's x.size()[0]"; an expression's backticks kept only where it stands
         alone, and one that is no name, attribute, item or call's result in parentheses before rest
-        ("(-t).size()[0]", never "-t.size()[0]", which reads as minus t's size); short."""
+        ("(-t).size()[0]", never "-t.size()[0]", which reads as minus t's size); a name in words whose tensor is not
+        its last word in parentheses too ("(target of Net3's forward).size()[0]", never "target of Net3's
+        forward.size()[0]", which reads as the size of Net3's forward); short."""
         name = self.short
         if rest and self.expression:
             name = name[1:-1] if _takes_a_suffix(self.name[1:-1]) else f"({name[1:-1]})"
+        elif rest and not self.users and " of " in name:
+            name = f"({name})"
         return f"{name}{rest} ({self.of})" if self.of is not None else f"{name}{rest}"
 
     def dimension(self, dim: str) -> str:
