@@ -400,6 +400,30 @@ def test_a_library_frame_the_users_compiled_code_calls_is_not_named_by_the_users
     assert "forward.size()" not in shown and "(target of Net3's forward).size()[0]: s48 = 3" in shown
 
 
+def test_a_library_frame_the_users_code_calls_whose_tree_types_no_self_is_named_by_its_library(monkeypatch, capsys):
+    # As above, where the guard tree gives L['self'] no type (a module whose class it does not name): the step, the
+    # dimension, the advice and Dynamic shapes said "the function's target", and loss3 lost "which forward passes
+    # on". Now the frame is named by the package its file is in, mylib.
+    import compilescope.analyses.passed_on as passed_on
+    monkeypatch.setattr(passed_on, "object_type", lambda text, source: None)
+    log = torch213("library_passed_outer.log.gz")
+    with read_trace(str(log)) as trace:
+        frames = {(f.name, f.first_line): f for f in insights(trace).recompiles.frames}
+    for name, first_line, label in (("forward", 43, "target of mylib's forward"), (
+            "loss3", 13, "target of mylib's forward (loss3's target, which mylib's forward passes on)")):
+        (step,) = frames[(name, first_line)].steps
+        assert step.guard.location_label == f"{label} passed in by the call at"
+        assert step.dynamic_of == "dimension 0 of target of mylib's forward"
+        (advice,) = frames[(name, first_line)].advice
+        assert "the function's" not in advice and "as target of mylib's forward dynamic" in advice
+    sizes = _sizes(log)
+    assert sizes[("L['target'].size()[0]", ("[1/1]", "[1/1_1]"))] == "(target of mylib's forward).size()[0]"
+    assert sizes[("L['target'].size()[0]", ("[2/1]", "[2/1_1]"))] == (
+        "(target of mylib's forward).size()[0] (loss3's target, which mylib's forward passes on)")
+    assert run_cli("summary", log) == 0
+    assert "the function's" not in capsys.readouterr().out
+
+
 def test_a_staticmethod_forward_with_an_unused_first_parameter_is_not_counted_as_having_self(capsys):
     # library_names.py (static): `cm(x, t)` (line 25) into NetStatic's staticmethod forward(unused, x): forward's x is
     # the user's t. Its tree reads x (local 1) and no local 0, as NetSwap's, whose local 0 is self: x was taken for

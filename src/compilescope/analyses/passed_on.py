@@ -19,7 +19,7 @@ from .graph_breaks.reason_text import ARTIFACT as GRAPH_BREAK_ARTIFACT
 from .installed_guards import (GUARDS_ARTIFACT, GuardTree, GuardTrees, object_type, tree_aliases, tree_argument_slot,
                                tree_locals, tree_mentions, tree_reads_local)
 from .user_locations import (CallArgument, UserLocation, call_argument, called_bound, called_inside_compiled_code,
-                             called_through_torch, calls_in, code_origin, section, traceback_frames)
+                             called_through_torch, calls_in, code_origin, code_owner, section, traceback_frames)
 
 _DEPTH = 8  # library functions that pass a tensor on, one into the next, followed at most
 
@@ -251,14 +251,20 @@ class PassedOn:
         would read as the user's own function whose line called the frame: the user's compiled Mine.forward calls
         `self.model(target, a)` into Net3's forward, whose "forward's target" reads as the user's target (it is
         their a). There, by the class of the module it runs where its guard tree types self ("Net3's forward"), else
-        None (the caller keeps a frame's own name or says the frame otherwise). The user's own frames stay as they
-        are (their line is their code), and their trees unread: only a clash reads one."""
+        by the package its file is in ("mylib's forward"), else by its file ("__init__.py's forward"): never the
+        bare name, which "the function's target" said. The user's own frames stay as they are (their line is their
+        code), and their trees unread: only a clash reads one."""
         caller = self._compiled_frames.library_caller(cid) if cid is not None and function is not None else None
         if cid is None or caller is None or caller.function != function:
             return function
         payload = self._read()[0].get(_frame(cid))
         cls = object_type(self._trace.payload_text(payload), "L['self']") if payload is not None else None
-        return module_label(cls.rsplit(".", 1)[-1]) if cls else None
+        if cls:
+            return module_label(cls.rsplit(".", 1)[-1])
+        # (library_caller found the frame's code, a library's file)
+        filename = getattr(self._compiled_frames.compiled(cid), "filename", "") or ""
+        owner = code_owner(filename) or possessive(filename.replace("\\", "/").rsplit("/", 1)[-1] or "library")
+        return f"{owner} {function}"
 
     def of(self, cid: CompileId | None, function: UserLocation | None, local: str, depth: int = 0) -> Passed | None:
         """Where the argument `local` of the compilation's frame came from (function: the frame's code); None where
