@@ -14,7 +14,9 @@ imports some seventy classes (a sixth of a small report's start-up). Here:
   the compiled templates between runs (read_kept_templates, templates_to_keep: ~25M instructions a run).
 - dataclasses makes the class's fields from stand-ins for its text annotations (_dataclasses_made): parsing each
   text to tell a ClassVar or InitVar was a third of its time.
-A frozen class's __setattr__ and __delattr__ are still dataclasses' own.
+A frozen class's __setattr__ and __delattr__ are shared too (_frozen_methods: a field, or any name on the class's
+own instance, raises FrozenInstanceError), except where the class has slots or a dataclass base, or defines
+either itself: there they are dataclasses' own.
 Fields out of the ordinary (init=False, kw_only, InitVar, ClassVar, a field named self or like the template's
 own names) are refused with a TypeError when the class is made: use dataclasses.dataclass for such a class.
 Unlike dataclasses', __dataclass_params__ says init, repr, eq and order are False (they are ours, not generated).
