@@ -437,6 +437,27 @@ def test_named_tuples_are_typing_s_classes_with_their_annotations_as_written(mon
                 exec(f"class Bad(base):\n    {body}\n", {"base": base, "__name__": "bad"})
 
 
+def test_a_class_variable_of_a_named_tuple_is_refused_not_made_a_field():
+    """A ClassVar annotation is no field of typing.NamedTuple: typing raises TypeError on it (where it evaluates the
+    annotation); records.NamedTuple, which keeps the texts unchecked, made it a field. Now refused too, as a text or
+    an object."""
+    import typing
+
+    import pytest
+
+    def make(base: object, head: str, annotation: str) -> None:
+        # (dont_inherit: this module's `from __future__ import annotations` would make every annotation a text)
+        code = compile(f"{head}class Bad(base):\n    a: int\n    b: {annotation}\n", "bad", "exec", dont_inherit=True)
+        exec(code, {"base": base, "ClassVar": typing.ClassVar, "typing": typing, "__name__": "bad"})
+
+    for head, annotation in (("from __future__ import annotations\n", "ClassVar[int]"),
+                             ("", "ClassVar[int]"), ("", "'typing.ClassVar[int]'")):
+        with pytest.raises(TypeError, match="ClassVar"):
+            make(records.NamedTuple, head, annotation)
+    with pytest.raises(TypeError, match="ClassVar"):  # (typing's own, where it evaluates one)
+        make(typing.NamedTuple, "", "ClassVar[int]")
+
+
 def test_the_named_tuples_a_report_imports_compile_no_annotation():
     """Every NamedTuple class of the modules a report imports is made by records.NamedTuple: its annotations are the
     texts as written, not typing's ForwardRefs compiled from them."""

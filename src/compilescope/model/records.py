@@ -379,9 +379,13 @@ else:
     class _NamedTupleMeta(type):
         """typing.NamedTuple's class syntax, with the field annotations kept as their text. typing checks each text
         annotation by compiling it into a ForwardRef (~150K instructions a field, ~600K a class: ~10M of every
-        report's start-up for its ~17 NamedTuple classes); the class is otherwise the same: collections.namedtuple's,
-        with the body's methods, docstring and defaults. typing.get_type_hints reads the texts as it reads
-        ForwardRefs. (No Generic NamedTuple: none is made here.)"""
+        report's start-up for its ~17 NamedTuple classes). The class is collections.namedtuple's, with the body's
+        methods, docstring and defaults; typing.get_type_hints(cls) reads the texts as it reads ForwardRefs. It
+        differs from typing's: no Generic NamedTuple and no call form (none is made here); a ClassVar annotation is
+        refused with a TypeError (typing refuses one it evaluates; unchecked, a text would become a field); no
+        __set_name__ is called on the body's values (typing calls it from Python 3.13); no __orig_bases__;
+        __new__'s annotations are the texts, so inspect.signature shows "(x: 'int')" and
+        typing.get_type_hints(cls.__new__) raises NameError where typing's ForwardRefs resolve."""
 
         def __new__(mcs, typename: str, bases: tuple, namespace: dict[str, Any]) -> Any:
             if bases != (_NamedTupleBase,):
@@ -389,6 +393,10 @@ else:
             annotations = namespace.get("__annotations__", {})
             default_names = []
             for name in annotations:
+                # (a cheap look at the text, no parse: a ClassVar is no field, and typing makes none of it)
+                if "ClassVar" in (text := annotations[name] if isinstance(annotations[name], str)
+                                  else repr(annotations[name])):
+                    raise TypeError(f"{text} is not valid as a NamedTuple field ({typename}.{name})")
                 if name in namespace:
                     default_names.append(name)
                 elif default_names:
