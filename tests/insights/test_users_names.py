@@ -100,8 +100,8 @@ def test_an_expression_the_call_passes_is_the_tensor_to_mark_not_a_placeholder()
     # Several sizes, some named and some not: code for the named, words for the others (it was the placeholder for
     # all, torch._dynamo.mark_dynamic(tensor, dim), the one it could name too).
     mixed = size_advice([("a", "0", ""), ("forward's target", "0", "")])
-    assert ("mark those dimensions dynamic: `torch._dynamo.mark_dynamic(a, 0)`; mark dimension 0 of the tensor "
-            "passed as forward's target dynamic with torch._dynamo.mark_dynamic, or") in mixed
+    assert ("mark a's dimension 0 dynamic with `torch._dynamo.mark_dynamic(a, 0)`; mark dimension 0 of the tensor "
+            "passed as forward's target dynamic with torch._dynamo.mark_dynamic. Or compile") in mixed
     assert "mark_dynamic(tensor, dim)" not in mixed
     # An expression the resume function's advice names is code once, not ``torch.randn(n, 4)``.
     resumed = resumed_size_advice([("`torch.randn(n, 4)`", "0", "")], ("f", 3))
@@ -621,11 +621,21 @@ _PUT_IN = "torch._dynamo.mark_dynamic takes the tensor, so give it a name before
 def test_sizes_in_code_and_in_words_are_said_as_separate_clauses():
     # library_long.py (mixed): forward's x, an expression, changes size at the second call, its target (t) at the
     # third. The advice ran the words on after the call with a bare ", and": "mark_dynamic(t, 0), and mark dimension
-    # 0 of the tensor that ... pass that name, or compile ..."
+    # 0 of the tensor that ... pass that name, or compile ..."; then, clauses apart, the call's still said "mark those
+    # dimensions dynamic:" (it covers t's alone) and ", or compile with dynamic=True" hung off the last clause only.
     forward = _frame(torch213("library_long_mixed.log.gz"), "forward")
     (advice,) = forward.advice
-    assert (f"mark those dimensions dynamic: `torch._dynamo.mark_dynamic(t, 0)`; mark dimension 0 of the tensor that {E} "
-            f"makes dynamic: {_PUT_IN}, or compile with dynamic=True.") in advice
+    assert (f"mark t's dimension 0 dynamic with `torch._dynamo.mark_dynamic(t, 0)`; mark dimension 0 of the tensor that "
+            f"{E} makes dynamic: {_PUT_IN}. Or compile with dynamic=True.") in advice
+    assert "those dimensions" not in advice
+    said = size_advice([("t", "0", ""), ("tokens", "1", ""), ("tokens", "0", ""), ('`batch["x"]`', "0", ""),
+                        (E, "0", "")][1:])
+    assert ('mark tokens\' dimensions 0 and 1 and dimension 0 of `batch["x"]` dynamic with '
+            '`torch._dynamo.mark_dynamic(tokens, [0, 1])` and `torch._dynamo.mark_dynamic(batch["x"], 0)`; mark') in said
+    # (calls alone: one clause, "those dimensions" all of them)
+    said = size_advice([("t", "0", ""), ("u", "0", "")])
+    assert said.endswith("mark those dimensions dynamic: `torch._dynamo.mark_dynamic(t, 0)` and "
+                         "`torch._dynamo.mark_dynamic(u, 0)`, or compile with dynamic=True.")
 
 
 def test_an_expressions_dimensions_are_one_clause_and_words_replace_the_placeholder():
@@ -637,7 +647,8 @@ def test_an_expressions_dimensions_are_one_clause_and_words_replace_the_placehol
             f"mark dimension 1 of the tensor that {F} makes dynamic") in said
     # (dynamic=False: the call is made before the call, as a single one's is)
     said = size_advice([("t", "0", ""), (E, "0", ""), (F, "1", "")], static=True)
-    assert "mark the dimensions dynamic: `torch._dynamo.mark_dynamic(t, 0)` before the call; mark dimension 0" in said
+    assert "mark t's dimension 0 dynamic with `torch._dynamo.mark_dynamic(t, 0)` before the call; mark dimension 0" in said
+    assert said.endswith(". Or drop dynamic=False (torch then makes a size dynamic once it changes).")
     # (every size in words: the words, not the placeholder `mark_dynamic(tensor, dim)`)
     said = size_advice([(E, "0", ""), (F, "1", "")])
     assert "mark_dynamic(tensor, dim)" not in said

@@ -172,11 +172,11 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
         named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}{w}' for t, d, w in sizes[:_SIZES_LISTED])}" + (
             f"; {len(sizes) - _SIZES_LISTED} more)" if len(sizes) > _SIZES_LISTED else ")")
         if len(sizes) == 1:
-            how = _mark_one(*sizes[0][:2])
-            how += "" if how.endswith("pass that name") else " before the call"  # (an expression's says where)
+            how = [_mark_one(*sizes[0][:2])]
+            how[0] += "" if how[0].endswith("pass that name") else " before the call"  # (an expression's says where)
         else:
             how = _mark_several(sizes, "mark the dimensions dynamic", " before the call")
-        return (f"Sizes change between calls{named}, and {STATIC_WORDS}: {how}, or drop dynamic=False "
+        return (f"Sizes change between calls{named}, and {STATIC_WORDS}: {_or_else(how, 'drop dynamic=False')} "
                 "(torch then makes a size dynamic once it changes).")
     if not sizes:
         return ADVICE["size"]
@@ -187,34 +187,45 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
     listed = "; ".join(f"{tensor} at index {dim}{where}" for tensor, dim, where in sizes[:_SIZES_LISTED])
     if len(sizes) > _SIZES_LISTED:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
-    return (f"Sizes change between calls ({listed}): {_mark_several(sizes, 'mark those dimensions dynamic')}, or "
-            "compile with dynamic=True.")
+    how = _mark_several(sizes, "mark those dimensions dynamic")
+    return f"Sizes change between calls ({listed}): {_or_else(how, 'compile with dynamic=True')}."
 
 
-def _mark_several(sizes: list[tuple[str, str, str]], mark: str, before: str = "") -> str:
-    """How to mark several sizes dynamic, all listed: one call in code for each tensor that is a name the user can
-    pass, its dimensions together and sorted ("... dynamic: torch._dynamo.mark_dynamic(a, 0) and
+def _or_else(clauses: list[str], other: str) -> str:
+    """The ways to mark the sizes, then the other fix: after one clause ", or ...", after several (each apart, "; ")
+    a sentence of its own, ". Or ...", since ", or" after the last read as the other way of that clause alone."""
+    return f"{clauses[0]}, or {other}" if len(clauses) == 1 else f"{'; '.join(clauses)}. Or {other}"
+
+
+def _mark_several(sizes: list[tuple[str, str, str]], mark: str, before: str = "") -> list[str]:
+    """How to mark several sizes dynamic, all listed, a clause each: one call in code for each tensor that is a name
+    the user can pass, its dimensions together and sorted ("... dynamic: torch._dynamo.mark_dynamic(a, 0) and
     torch._dynamo.mark_dynamic(tokens, [0, 1])": mark_dynamic takes a list), then words for each other tensor (an
-    expression, a name of torch's), its dimensions in one clause, each clause apart ("; "): a bare "and" between them
-    ran on. before (" before the call") follows the calls and torch's names' words (an expression's words say where
-    themselves). The placeholder only where not all are listed."""
+    expression, a name of torch's), its dimensions in one clause: a bare "and" between them ran on. Where words
+    follow, the calls' clause names its own dimensions ("mark t's dimension 0 dynamic with ..."): "mark those
+    dimensions dynamic" said all of them. before (" before the call") follows the calls and torch's names' words (an
+    expression's words say where themselves). The placeholder only where not all are listed."""
     if len(sizes) > _SIZES_LISTED:
-        return f"{mark} with torch._dynamo.mark_dynamic(tensor, dim){before}"
+        return [f"{mark} with torch._dynamo.mark_dynamic(tensor, dim){before}"]
     dims: dict[str, list[str]] = {}
     for tensor, dim, _ in sizes:
         if dim not in dims.setdefault(tensor, []):
             dims[tensor].append(dim)
     calls: list[str] = []
+    marked: list[str] = []  # (the calls' dimensions, "t's dimension 0")
     words: list[str] = []
     for tensor, its in dims.items():
         its.sort(key=lambda dim: int(dim) if dim.isdigit() else -1)
         call = _mark_call(tensor, its[0] if len(its) == 1 else f"[{', '.join(its)}]")
         if call is not None:
             calls.append(call)
+            which = f"dimension{'s' if len(its) > 1 else ''} {and_list(its)}"
+            marked.append(f"{possessive(tensor)} {which}" if tensor.isidentifier() else f"{which} of {tensor}")
         else:
             words.append(_mark_words(tensor, its, before))
-    said = [f"{mark}: {and_list(calls)}{before}"] if calls else []
-    return "; ".join(said + words)
+    if calls and words:
+        return [f"mark {and_list(marked)} dynamic with {and_list(calls)}{before}", *words]
+    return [f"{mark}: {and_list(calls)}{before}"] if calls else words
 
 
 def _mark_call(tensor: str, dim: str) -> str | None:
