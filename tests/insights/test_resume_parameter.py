@@ -55,3 +55,12 @@ def test_a_local_whose_two_dimensions_change_is_named_once():
     assert "not a tensor you pass in, so torch._dynamo.mark_dynamic cannot mark it:" in said
     said = resumed_size_advice([("h", "0", ""), ("g", "1", ""), ("h", "1", "")], ("forward", 30))
     assert "`h` and `g` are locals of forward" in said and "cannot mark them:" in said
+    # (its sizes are several: "to have it dynamic" followed "cannot mark them")
+    assert "compile with dynamic=True to have them dynamic from the first compile" in said
+    assert "to have it dynamic" in resumed_size_advice([("h", "0", "")], ("forward", 30))
+
+
+def test_a_fifth_local_is_counted_not_dropped():
+    # Four tensors are named; a fifth was dropped unsaid: "`a`, `b`, `c` and `d` are locals" for five.
+    said = resumed_size_advice([(name, "0", "") for name in "abcde"], ("f", 11))
+    assert "`a`, `b`, `c`, `d` and 1 more are locals of f" in said

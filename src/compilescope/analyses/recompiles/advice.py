@@ -299,9 +299,11 @@ def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, i
         f"; {len(sizes) - _SIZES_LISTED} more" if len(sizes) > _SIZES_LISTED else "")
     names, one = _distinct_names(sizes)
     function, line = resumed
+    # (the sizes, not the tensors: two dimensions of one local are "them")
+    several = len({(tensor, dim) for tensor, dim, _ in sizes}) > 1
     how = ("drop dynamic=False (torch then makes a size dynamic once it changes) or compile with dynamic=True"
-           if static else "compile with dynamic=True to have it dynamic from the first compile (torch makes a size "
-           "dynamic once it changes)")
+           if static else f"compile with dynamic=True to have {'them' if several else 'it'} dynamic from the first "
+           "compile (torch makes a size dynamic once it changes)")
     return (f"Sizes change between calls ({listed}){', and ' + STATIC_WORDS if static else ''}. {names} "
             f"{'is a local' if one else 'are locals'} of {function} that Dynamo passes on past its graph break at "
             f"line {line}, not {'a tensor' if one else 'tensors'} you pass in, so "
@@ -310,10 +312,14 @@ def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, i
 
 
 def _distinct_names(sizes: list[tuple[str, str, str]]) -> tuple[str, bool]:
-    """The tensors of sizes as code, each once (two dimensions of x are one tensor: "`x`", never "`x` and `x`"), and
-    whether there is one."""
+    """The tensors of sizes as code, each once (two dimensions of x are one tensor: "`x`", never "`x` and `x`"), those
+    past _SIZES_LISTED counted ("`a`, `b`, `c`, `d` and 1 more": a fifth was dropped unsaid), and whether there is
+    one."""
     distinct = list(dict.fromkeys(tensor for tensor, _, _ in sizes))
-    return and_list([_as_code(tensor) for tensor in distinct[:_SIZES_LISTED]]), len(distinct) == 1
+    named = [_as_code(tensor) for tensor in distinct[:_SIZES_LISTED]]
+    if len(distinct) > _SIZES_LISTED:
+        named.append(f"{len(distinct) - _SIZES_LISTED} more")
+    return and_list(named), len(distinct) == 1
 
 
 def resumed_parameter_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, int],
