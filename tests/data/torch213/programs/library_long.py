@@ -2,7 +2,7 @@
 called with names and expressions a label must not cut or misread. Backend eager.
 
 LONG_VARIANT=ident: `cm(torch.ones(2, 4), encoder_hidden_states_...)` (line 21): forward's target is a plain name of
-67 characters (2, 3, 5 rows), said whole everywhere (a name is never cut, only an expression).
+67 characters (2, 3, 6 rows; the log shows 2 and 3: the third reuses [0/1]'s dynamic size), said whole everywhere.
 LONG_VARIANT=mixed: `cm(torch.ones(n, 4) * 1.0, t)` (line 23), x of 2, 3, 3 rows and t of 2, 2, 5: two sizes
 change, forward's x (an expression: no name to pass to mark_dynamic, so words) at the second call and its target (the
 user's t: code) at the third.
