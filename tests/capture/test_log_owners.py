@@ -349,6 +349,98 @@ def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_th
         other.kill()
         other.wait()
 
+@pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -pf --mount-proc` (a pid namespace, as a container has)")
+def test_a_crash_into_a_crash_file_held_before_the_run_from_another_pid_namespace_is_not_the_runs(
+        tmp_path: Path) -> None:
+    """As above, but the holder is in another pid namespace (another container sharing the trace directory): no
+    process of the run's /proc holds the file at the start, so only the rule that a file there before the run and
+    written again is the run's where a look saw its writer under the program (LogOwners.rewritten) keeps the other's
+    crash from being said as the run's ("process N crashed", its file taken into the run's log)."""
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    go = tmp_path / "go"
+    other = subprocess.Popen([sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG), f"{TORCH_LOG_NAME}_other.log",
+                              str(go), "crash"], stdout=subprocess.PIPE,
+                             env=clean_env(TORCH_TRACE=str(trace_dir), PYTHONPATH=runner.CHILD_DIR))
+    try:
+        assert other.stdout is not None and other.stdout.readline() == b"traced\n"
+        crash_file = trace_dir / f"compilescope_crash_{other.pid}.txt"
+        assert crash_file.exists() and crash_file.stat().st_size == 0
+        lets_it_crash = ("import os, pathlib, sys, time; pathlib.Path(sys.argv[1]).touch(); "
+                         "[time.sleep(0.05) for _ in range(1200) if os.path.getsize(sys.argv[2]) == 0]; time.sleep(0.3)")
+        proc = subprocess.run(["unshare", "-pf", "--mount-proc", sys.executable, "-m", "compilescope", "run",
+                               "--no-browser", "--trace-dir", str(trace_dir), "--", sys.executable, "-c", lets_it_crash,
+                               str(go), str(crash_file)],
+                              cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
+        assert other.wait(60) != 0
+        assert "crashed" not in proc.stderr, proc.stderr
+        assert "Fatal Python error: Segmentation fault" in _read(crash_file)  # (left for the one it is of)
+    finally:
+        go.touch()
+        other.kill()
+        other.wait()
+
+
+
+def _sets_pids() -> bool:
+    """Whether a pid namespace of our own can be made and its next pid chosen (/proc/sys/kernel/ns_last_pid: root)."""
+    try:
+        return subprocess.run(["unshare", "-pf", "--mount-proc", "sh", "-c",
+                               "echo 40 > /proc/sys/kernel/ns_last_pid && sh -c 'test $$ = 41'"],
+                              capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+# Inside a pid namespace of its own: a program (FORKS_A_WORKER) leaves a worker holding the crash file named for the
+# program's pid P, and ends; then `compilescope run` runs a program whose child is given pid P (ns_last_pid), touches
+# the file argv[1] (the worker then crashes into the file named P) and waits until the file holds its crash.
+_PID_TAKEN = """
+import os, subprocess, sys
+trace_dir, go, forks_a_worker, child_dir = sys.argv[1:]
+env = {**os.environ, "TORCH_TRACE": trace_dir, "PYTHONPATH": child_dir}
+program = subprocess.Popen([sys.executable, forks_a_worker, go], env=env, stdout=subprocess.PIPE)
+assert program.stdout.readline() == b"forked\\n"
+program.wait()
+crash_file = os.path.join(trace_dir, f"compilescope_crash_{program.pid}.txt")
+takes_the_pid = (
+    "import os, pathlib, sys, time\\n"
+    "with open('/proc/sys/kernel/ns_last_pid', 'w') as f: f.write(str(int(sys.argv[2]) - 1))\\n"
+    "if os.fork() == 0:\\n"
+    "    assert os.getpid() == int(sys.argv[2])\\n"
+    "    pathlib.Path(sys.argv[1]).touch()\\n"
+    "    [time.sleep(0.05) for _ in range(1200) if os.path.getsize(sys.argv[3]) == 0]\\n"
+    "    time.sleep(0.3)\\n"
+    "    os._exit(0)\\n"
+    "sys.exit(os.wait()[1] >> 8)\\n")
+run = subprocess.run([sys.executable, "-m", "compilescope", "run", "--no-browser", "--trace-dir", trace_dir, "--",
+                      sys.executable, "-c", takes_the_pid, go, str(program.pid), crash_file])
+print("crash file", crash_file, flush=True)
+sys.exit(run.returncode)
+"""
+
+
+@pytest.mark.skipif(not _sets_pids(), reason="needs `unshare -pf --mount-proc` and root (ns_last_pid)")
+def test_a_crash_into_a_crash_file_held_before_the_run_is_not_the_runs_where_the_run_has_its_pid(
+        tmp_path: Path) -> None:
+    """A worker forked by a program that has ended holds the crash file named for that program's pid P when the run
+    starts, and the run's own process is given P (pids are reused; a container's repeat every run). The worker crashes
+    into the file: written again during the run, by "a process P under the program" as a look sees it, it was taken
+    as the run's crash. A crash file held open when the run starts is left out of those the run may take."""
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    go = tmp_path / "go"
+    try:
+        proc = subprocess.run(["unshare", "-pf", "--mount-proc", sys.executable, "-c", _PID_TAKEN, str(trace_dir),
+                               str(go), str(FORKS_A_WORKER), runner.CHILD_DIR],
+                              cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        [crash_file] = re.findall(r"^crash file (.*)$", proc.stdout, flags=re.M)
+        assert "crashed" not in proc.stderr, proc.stderr
+        assert "Fatal Python error: Segmentation fault" in _read(Path(crash_file))  # (left for the one it is of)
+    finally:
+        go.touch()  # (the worker ends with the namespace's first process, killed as unshare's child ends)
+
 
 @pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -pf --mount-proc` (a pid namespace, as a container has)")
 def test_an_empty_crash_file_of_another_pid_namespace_made_during_the_run_is_kept(tmp_path: Path) -> None:
