@@ -238,8 +238,8 @@ def test_the_env_of_a_shell_string_given_otherwise_keeps_what_tracing_needs(monk
 PROFILE = "export TORCH_TRACE=elsewhere PYTHONPATH=/prof A=prof\n"
 
 
-@pytest.mark.parametrize("shell", [("bash", "-lc"), ("bash", "-l", "-c"), ("bash", "--login", "-c"), ("sh", "-lc")],
-                         ids=" ".join)
+@pytest.mark.parametrize("shell", [("bash", "-lc"), ("bash", "-l", "-c"), ("bash", "--login", "-c"), ("sh", "-lc"),
+                                   ("dash", "-lc")], ids=" ".join)
 @pytest.mark.parametrize("command", [f"{shlex.quote(PY)} show_env.py", f"{shlex.quote(PY)} show_env.py \"$A\""],
                          ids=["read", "unread"])
 @pytest.mark.parametrize("profile", [PROFILE, f"export TORCH_DTRACE={os.devnull}-elsewhere\n{PROFILE}"],
@@ -294,6 +294,9 @@ def test_a_login_shell_the_run_cannot_reach_is_named_when_no_log_came(tmp_path, 
     (["bash", "--login", "s.sh"], True), (["bash", "-o", "pipefail", "-lc", "x"], True),
     (["bash", "-lc", "x"], False), (["bash", "-l", "-c", "x"], False), (["bash", "s.sh"], False),
     (["bash", "-c", "x"], False), (["bash", "-o", "pipefail", "-c", "x"], False), (["python", "-i"], False),
+    (["dash", "-l", "s.sh"], True), (["dash", "-lc", "x"], False),  # (dash's -lc string is rewritten, as sh's)
+    (["zsh", "-lc", "x"], True), (["zsh", "--login", "s.sh"], True), (["ksh", "-i"], True), (["mksh", "-l", "s.sh"], True),
+    (["zsh", "-c", "x"], False), (["ksh", "s.sh"], False),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else str(value))
 def test_which_login_shells_the_run_cannot_reach(argv, unreached):
     """Only a login or interactive shell whose string is not rewritten gets the hint (a `-lc` string is)."""

@@ -72,8 +72,12 @@ _ENV_HARMLESS = ("-v", "--debug")
 # How env prints the environment when it runs no command (each line ended by NUL): with a command GNU env refuses it
 # ("cannot specify --null (-0) with command", status 125), so nothing would run
 _ENV_PRINTS_ONLY = ("-0", "--null")
-# Shells whose `-c STRING` is read for an env in it, where STRING is one simple command (shell_command)
-_SHELLS = ("sh", "bash")
+# Shells whose `-c STRING` is read for an env in it, where STRING is one simple command (shell_command), and whose
+# login string is rewritten (_exported_for_tracing): POSIX sh words, the same option letters (dash is Debian's sh)
+_SHELLS = ("sh", "bash", "dash")
+# Login shells whose profile the run does not reach at all (their strings are not read): said when no log came
+# (unreached_login_shell), with the forms it follows
+_OTHER_SHELLS = ("zsh", "ksh", "ksh93", "mksh")
 # Option letters of the shell's `-c STRING`, joined to its c (`sh -ec`, `bash -lc`) or apart (`bash -l -c`): none changes
 # how the string is split nor which command it runs. e: exit on error; u: unset variables an error; x, v: print what
 # runs, on stderr; f: no globs (a string with a glob character is not read anyway); l (bash's --login too): a login
@@ -153,7 +157,7 @@ def unreached_login_shell(argv: list[str]) -> bool:
     reaches `-lc STRING` alone): the profile it reads may move the log unseen."""
     found = env_prefix(argv)
     command = argv if found is None else found[1]
-    if not command or os.path.basename(command[0]) not in _SHELLS:
+    if not command or os.path.basename(command[0]) not in (*_SHELLS, *_OTHER_SHELLS):
         return False
     shell = _shell_string_at(command)
     if shell is not None and shell[1]:
