@@ -263,6 +263,27 @@ def test_a_login_shells_profile_moves_no_log(monkeypatch, tmp_path, shell, comma
     assert (seen["PYTHONPATH"], seen["sitecustomize"], seen["A"]) == ([CHILD_DIR, "/prof"], CHILD_DIR, "prof")
 
 
+@pytest.mark.parametrize("shell", [("sh", "-lc"), ("dash", "-elc"), ("bash", "-lc"), ("bash", "-elc")], ids=" ".join)
+@pytest.mark.parametrize("dtrace", [None, "ours"])
+def test_a_profile_that_makes_torch_dtrace_readonly_does_not_stop_the_program(monkeypatch, tmp_path, shell, dtrace):
+    """A login shell's string starts by unsetting TORCH_DTRACE (or exporting the run's): where the profile made it
+    readonly, that error of a special builtin ended sh (dash, status 2) and `bash -e` before the program ran. It runs
+    now, with the run's TORCH_TRACE and the hook's folder; the profile's readonly TORCH_DTRACE stays (its log goes
+    there: nothing the run can change)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in (".bash_profile", ".profile"):
+        (home / name).write_text(f"export TORCH_DTRACE={os.devnull}-elsewhere\nreadonly TORCH_DTRACE\n")
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("TORCH_TRACE", "TORCH_DTRACE", "PYTHONPATH"):
+        monkeypatch.delenv(name, raising=False)
+    if dtrace is not None:
+        monkeypatch.setenv("TORCH_DTRACE", dtrace)
+    seen = _shell_seen(f"{shlex.quote(PY)} show_env.py", tmp_path, shell)
+    assert (seen["TORCH_TRACE"], seen["TORCH_DTRACE"], seen["sitecustomize"]) == (
+        str(tmp_path / "traces"), f"{os.devnull}-elsewhere", CHILD_DIR)
+
+
 @pytest.mark.parametrize("shell", [("bash", "-l", "s.sh"), ("bash", "-l", "--", "s.sh"),
                                    ("bash", "-o", "pipefail", "-lc", "sh s.sh"), ("bash", "-lic", "sh s.sh")],
                          ids=" ".join)

@@ -332,7 +332,12 @@ def _exported_for_tracing(env: dict[str, str], names: Collection[str], fresh_cac
     """The start of a login shell's string: the tracing variables exported again after its profile (which may have
     exported its own TORCH_TRACE or PYTHONPATH), CHILD_DIR first on the PYTHONPATH the profile left. A TORCH_DTRACE
     the profile exports is unset where the run has none (torch's TORCH_DTRACE wins over TORCH_TRACE: the log would go
-    there); where the run has one, it is exported again as the run's."""
-    words = [shlex.quote(f"{name}={value}") for name, value in _set_for_tracing(env, names, fresh_cache).items()]
-    unset = "" if "TORCH_DTRACE" in env else "unset TORCH_DTRACE; "  # (POSIX: sh, dash and bash alike)
-    return f'{unset}export {" ".join(words)} PYTHONPATH={shlex.quote(CHILD_DIR)}${{PYTHONPATH:+:"$PYTHONPATH"}}; '
+    there); where the run has one, it is exported again as the run's. A profile that made TORCH_DTRACE readonly keeps
+    it (the log goes there), but the program runs: an error of unset or export, special builtins, ends a POSIX shell
+    (dash: status 2, the program never run) and -e ends bash; `command` takes away the first, `|| :` the second."""
+    exported = _set_for_tracing(env, names, fresh_cache)
+    dtrace = exported.pop("TORCH_DTRACE", None)
+    words = [shlex.quote(f"{name}={value}") for name, value in exported.items()]
+    first = "unset TORCH_DTRACE" if dtrace is None else f"export {shlex.quote(f'TORCH_DTRACE={dtrace}')}"
+    return (f'command {first} 2>/dev/null || :; '
+            f'export {" ".join(words)} PYTHONPATH={shlex.quote(CHILD_DIR)}${{PYTHONPATH:+:"$PYTHONPATH"}}; ')
