@@ -284,10 +284,16 @@ def test_a_profile_that_makes_torch_dtrace_readonly_does_not_stop_the_program(mo
         str(tmp_path / "traces"), f"{os.devnull}-elsewhere", CHILD_DIR)
 
 
-@pytest.mark.parametrize("shell", [("bash", "-l", "s.sh"), ("bash", "-l", "--", "s.sh"),
-                                   ("bash", "-o", "pipefail", "-lc", "sh s.sh"), ("bash", "-lic", "sh s.sh")],
-                         ids=" ".join)
-def test_a_login_shell_the_run_cannot_reach_is_named_when_no_log_came(tmp_path, shell):
+@pytest.mark.parametrize(("shell", "suggested"), [
+    (("bash", "-l", "s.sh"), "`bash -lc \"COMMAND\"`, which compilescope follows, or without -l/-i (`bash -c`"),
+    (("bash", "-l", "--", "s.sh"), "`bash -lc \"COMMAND\"`, which compilescope follows, or"),
+    (("bash", "-o", "pipefail", "-lc", "sh s.sh"),
+     "`bash -lc \"COMMAND\"`, which compilescope follows (with `-o pipefail` set inside COMMAND instead), or"),
+    (("bash", "-lic", "sh s.sh"), "`bash -lc \"COMMAND\"`, which compilescope follows, or"),
+    (("sh", "-l", "s.sh"), "`sh -lc \"COMMAND\"`, which compilescope follows, or without -l/-i (`sh -c`, `sh script.sh`)"),
+    (("bash", "--rcfile", "home/.bashrc", "-i", "s.sh"), "`bash -lc \"COMMAND\"`, which compilescope follows, or"),
+], ids=lambda value: " ".join(value) if isinstance(value, tuple) else "")
+def test_a_login_shell_the_run_cannot_reach_is_named_when_no_log_came(tmp_path, shell, suggested):
     """A login or interactive shell whose string the run does not rewrite (a script, `-o pipefail -lc`, `-lic`) reads
     a profile that may move the log: the run said only that the program wrote no log. It says now that the shell's
     profile may have moved it, and how to run the shell so that it does not."""
@@ -306,7 +312,7 @@ def test_a_login_shell_the_run_cannot_reach_is_named_when_no_log_came(tmp_path, 
     assert (tmp_path / "ran").exists() and list((tmp_path / "elsewhere").iterdir()), proc.stderr
     [line] = [line for line in proc.stderr.splitlines() if "wrote no TORCH_TRACE log" in line]
     assert "login or interactive shell" in line and "its profile may have moved the log" in line, line
-    assert "bash -lc" in line, line
+    assert suggested in line, line  # (the shell the user ran, its other options kept)
 
 
 
@@ -318,12 +324,33 @@ def test_a_login_shell_the_run_cannot_reach_is_named_when_no_log_came(tmp_path, 
     (["dash", "-l", "s.sh"], True), (["dash", "-lc", "x"], False),  # (dash's -lc string is rewritten, as sh's)
     (["zsh", "-lc", "x"], True), (["zsh", "--login", "s.sh"], True), (["ksh", "-i"], True), (["mksh", "-l", "s.sh"], True),
     (["zsh", "-c", "x"], False), (["ksh", "s.sh"], False),
+    # bash's long options: --noprofile, --norc (no startup file read), --rcfile/--init-file FILE (one read)
+    (["bash", "--noprofile", "-l", "s.sh"], False), (["bash", "--norc", "-i"], False),
+    (["bash", "--noprofile", "-li"], False), (["bash", "--norc", "-l", "s.sh"], True),
+    (["bash", "--noprofile", "-i"], True), (["bash", "--rcfile", "f", "-i"], True), (["bash", "--init-file", "f", "-i"], True),
+    (["bash", "--rcfile", "f", "s.sh"], False),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else str(value))
 def test_which_login_shells_the_run_cannot_reach(argv, unreached):
-    """Only a login or interactive shell whose string is not rewritten gets the hint (a `-lc` string is)."""
+    """Only a login or interactive shell whose string is not rewritten, and that reads a startup file, gets the hint
+    (a `-lc` string is rewritten; `bash --noprofile -l` reads no profile)."""
     from compilescope.runner import unreached_login_shell
 
-    assert unreached_login_shell(argv) is unreached
+    assert bool(unreached_login_shell(argv)) is unreached
+
+
+@pytest.mark.parametrize(("argv", "name", "rewritten", "other"), [
+    (["sh", "-l", "s.sh"], "sh", True, []), (["/bin/dash", "-i"], "dash", True, []),
+    (["bash", "-o", "pipefail", "-lc", "x"], "bash", True, ["-o pipefail"]),
+    (["bash", "-e", "+o", "histexpand", "-O", "extglob", "--posix", "-l", "s.sh"], "bash", True,
+     ["+o histexpand", "-O extglob", "--posix"]),
+    (["bash", "--rcfile", "f", "--norc", "-li", "s.sh"], "bash", True, []), (["zsh", "-lc", "x"], "zsh", False, []),
+], ids=lambda value: " ".join(value) if isinstance(value, list) else str(value))
+def test_an_unreached_login_shell_is_named_with_the_options_its_suggested_form_lacks(argv, name, rewritten, other):
+    """The hint suggested `bash -lc` for `sh -l` and dropped `-o pipefail`: the shell is named as the user ran it, with
+    the options the `-lc` form the run follows does not take (to be set inside its string)."""
+    from compilescope.runner import UnreachedShell, unreached_login_shell
+
+    assert unreached_login_shell(argv) == UnreachedShell(name, rewritten, other)
 
 
 def test_a_carriage_return_in_a_shell_string_stays_in_its_word(tmp_path):

@@ -18,7 +18,7 @@ from ..errors import CompilescopeError
 from ..ingest.discover import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.notices import report_lines, unread_line
-from ..runner import (DEFAULT_TRACE_ROOT, HeldCrashFile, as_typed_here, check_env_prefix, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
+from ..runner import (DEFAULT_TRACE_ROOT, HeldCrashFile, UnreachedShell, as_typed_here, check_env_prefix, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
                       mark_ended, marked_going, program, run_program, unreached_login_shell)
 from ..wording import count
 from .. import location
@@ -180,9 +180,8 @@ class RunCommand:
         if not result.logs:
             # A login shell whose string compilescope cannot start (a script, `bash -lic`) reads a profile that may
             # have exported TORCH_TRACE elsewhere: said, with the forms compilescope follows
-            shell = ("; the program is a login or interactive shell, and its profile may have moved the log "
-                     "(TORCH_TRACE, TORCH_DTRACE, PYTHONPATH): run it as `bash -lc \"COMMAND\"`, which compilescope "
-                     "follows, or without -l/-i (`bash -c`, `bash script.sh`)") if unreached_login_shell(prog.argv) else ""
+            unreached = unreached_login_shell(prog.argv)
+            shell = "" if unreached is None else _unreached_shell_hint(unreached)
             print(
                 f"compilescope: the program wrote no TORCH_TRACE log to {named_dir} "
                 f"(it compiled nothing, or torch was never imported){shell}; no report written",
@@ -255,6 +254,18 @@ def _still_running(held: list[HeldCrashFile], trace_dir: str) -> str:
     return (f"compilescope: process{'es' if several else ''} {said}, started by the program, "
             f"{'are' if several else 'is'} still running; if {'one' if several else 'it'} crashes, "
             f"`compilescope {shlex.quote(trace_dir)}` will show it (file{'s' if len(held) > 1 else ''} {names})")
+
+
+def _unreached_shell_hint(shell: UnreachedShell) -> str:
+    """What the no-log line adds for a login shell the run cannot reach: its profile may have moved the log, and the
+    forms of that shell the run follows (its `-lc` string, rewritten where it is sh, bash or dash; else bash's), the
+    user's other options kept, set inside the string."""
+    follow = shell.name if shell.rewritten else "bash"
+    options = ", ".join(f"`{option}`" for option in shell.other_options)
+    kept = f" (with {options} set inside COMMAND instead)" if options else ""
+    return (f"; the program is a login or interactive shell, and its profile may have moved the log (TORCH_TRACE, "
+            f"TORCH_DTRACE, PYTHONPATH): run it as `{follow} -lc \"COMMAND\"`, which compilescope follows{kept}, or "
+            f"without -l/-i (`{shell.name} -c`, `{shell.name} script.sh`)")
 
 
 def _program_profiles(paths: list[str]) -> tuple[list, list[str]]:

@@ -151,30 +151,58 @@ def _shell_string_at(argv: list[str]) -> tuple[int, bool] | None:
     return at, login or "l" in letters
 
 
-def unreached_login_shell(argv: list[str]) -> bool:
-    """Whether argv (after any `env`) runs a login or interactive shell (`bash -l s.sh`, `bash -o pipefail -lc`,
-    `bash -lic`) whose string the run does not start by exporting the tracing variables again (_kept_for_tracing
-    reaches `-lc STRING` alone): the profile it reads may move the log unseen."""
+@dataclass(frozen=True)
+class UnreachedShell:
+    """A login or interactive shell the run cannot reach (unreached_login_shell)."""
+
+    name: str  # as the user ran it: sh, bash, dash, zsh...
+    rewritten: bool  # whether the run rewrites its `-lc STRING` (sh, bash, dash), the form to suggest
+    other_options: list[str]  # its options that form does not take (`-o pipefail`): to be set inside STRING instead
+
+
+# Letters of a shell's short options that `-lc STRING` keeps (_SHELL_LETTERS) or that say how it starts (i, c)
+_LOGIN_FORM_LETTERS = frozenset("euxvflic")
+
+
+def unreached_login_shell(argv: list[str]) -> UnreachedShell | None:
+    """The login or interactive shell argv runs (after any `env`: `bash -l s.sh`, `bash -o pipefail -lc`, `bash -lic`,
+    `zsh -lc`) whose string the run does not start by exporting the tracing variables again (_kept_for_tracing reaches
+    sh/bash/dash `-lc STRING` alone), where it reads a startup file: the profile may move the log unseen. None where
+    it reads none: bash's --noprofile (a login shell's profile), --norc (an interactive one's ~/.bashrc); its --rcfile
+    and --init-file name the file instead (the next word)."""
     found = env_prefix(argv)
     command = argv if found is None else found[1]
-    if not command or os.path.basename(command[0]) not in (*_SHELLS, *_OTHER_SHELLS):
-        return False
+    name = os.path.basename(command[0]) if command else ""
+    if name not in (*_SHELLS, *_OTHER_SHELLS):
+        return None
     shell = _shell_string_at(command)
     if shell is not None and shell[1]:
-        return False  # (its string is rewritten)
+        return None  # (its string is rewritten)
+    login = interactive = no_profile = no_rc = False
+    other: list[str] = []
     at = 1
     while at < len(command) and command[at][:1] in ("-", "+") and command[at] not in ("-", "--"):
         word = command[at]
         at += 1
         if word == "--login":
-            return True
-        if word.startswith("--"):
-            continue  # (bash's other long options: --rcfile FILE is rare, its FILE read as the script)
-        if word[0] == "-" and ("l" in word or "i" in word):
-            return True
-        if word[-1] in "oO":  # (-o NAME, -O NAME, +o NAME: the next word is the option's name)
-            at += 1
-    return False
+            login = True
+        elif name == "bash" and word in ("--noprofile", "--norc"):
+            no_profile, no_rc = no_profile or word == "--noprofile", no_rc or word == "--norc"
+        elif name == "bash" and word in ("--rcfile", "--init-file"):
+            at += 1  # (its FILE: read instead of ~/.bashrc, a startup file still)
+        elif word.startswith("--"):
+            other.append(word)
+        else:
+            if word[0] == "-":
+                login, interactive = login or "l" in word, interactive or "i" in word
+            takes_name = word[-1] in "oO" and at < len(command)  # (-o NAME, -O NAME, +o NAME)
+            if not set(word[1:]) <= _LOGIN_FORM_LETTERS:
+                other.append(f"{word} {command[at]}" if takes_name else word)
+            at += takes_name
+    # (bash reads a login shell's profile, else an interactive one's ~/.bashrc: one of them)
+    if not (login and not no_profile) and not (interactive and not login and not no_rc):
+        return None
+    return UnreachedShell(name, name in _SHELLS, other)
 
 
 def shell_command(argv: list[str]) -> list[str] | None:
