@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from compilescope.analyses.provenance import inferred_nodes, line_mappings
@@ -50,3 +53,25 @@ def test_a_graph_whose_kernels_are_all_mapped_is_not_read_for_sources(monkeypatc
     sections = [s for cp in provenance.compiles.values() for s in cp.sections]
     inferred = [s for s in sections if s.inferred_code_to_post]
     assert (len(sections), len(inferred), read) == (8, 2, 2)
+
+
+def test_a_patch_of_post_node_sources_made_before_kernel_notes_is_imported_ends_with_the_patch() -> None:
+    """kernel_notes is imported when a provenance log is first analysed: where that was inside a test patching
+    inferred_nodes.post_node_sources (as the one above), a name imported from it kept the test's wrapper for the rest
+    of the run. In a fresh interpreter: run_facts' kernel work, read after the patch is undone, calls the module's own."""
+    code = f"""if True:
+        import pytest
+        from compilescope.analyses.provenance import inferred_nodes
+        from compilescope.analyses.run_facts.analysis import _kernel_work
+        from compilescope.ingest.reader import read_trace
+        patched = []
+        sources = inferred_nodes.post_node_sources
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            monkeypatch.setattr(inferred_nodes, "post_node_sources", lambda *a, **k: patched.append(1) or sources(*a, **k))
+            from compilescope.analyses.provenance import kernel_notes  # (its first import, inside the patch)
+        patched.clear()
+        with read_trace({str(cuda211("train_break_recompile.log.gz"))!r}) as trace:
+            work = [w for entry in trace.compiles.values() for w in _kernel_work(trace, entry) or ()]
+        print(len(work) > 0, len(patched))"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["True", "0"]

@@ -11,8 +11,9 @@ from ..user_kernels import CUSTOM_KERNEL, LaunchSites, definition_text
 from ..user_kernels import definition as user_definition
 from ..user_kernels import definitions as user_definitions
 from ..user_locations import UserLocation
-from . import KernelTrace, KernelWork, UserLine, is_users_file, reaching_user_line, user_lines_at, without_handle
-from .inferred_nodes import kernel_ops, names_op, post_node_sources
+from . import KernelTrace, KernelWork, UserLine, inferred_nodes, is_users_file, reaching_user_line, user_lines_at, \
+    without_handle
+from .inferred_nodes import kernel_ops, names_op
 from .line_mappings import GraphLines, dict_or_empty, names_in
 
 
@@ -32,7 +33,9 @@ def kernel_work(node_mappings: dict, post: GraphLines, stacks: Mapping[str, list
     if noted_only and not elsewhere:
         return []  # (a note names a node another call computes)
     ops = {name: op for name, op in zip(post.names, post.ops()) if op is not None}
-    sources = {name: src for _, name, _, src in post_node_sources(post) if src} if not noted_only else {}
+    # (looked up on its module when called: this module is imported on the first provenance log, maybe while a test
+    # patches the function, and a name bound then would keep the test's stand-in)
+    sources = {name: src for _, name, _, src in inferred_nodes.post_node_sources(post) if src} if not noted_only else {}
 
     def lines_of(call: str, node: str) -> list[str]:
         file, line = sources[node]
