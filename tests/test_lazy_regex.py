@@ -36,7 +36,9 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.graph_breaks.reason_text.BREAK_HEADER",
     "compilescope.analyses.graph_breaks.reason_text._DOCS",
     "compilescope.analyses.compile_errors._QUOTED_SOURCE", "compilescope.analyses.compile_errors._CARET",
-    "compilescope.analyses.installed_guards.GUARD_LINE", "compilescope.analyses.installed_guards._SITE_TAIL",
+    "compilescope.analyses.installed_guards.GUARD_LINE",  # (a guard tree's line holding a newline)
+    "compilescope.analyses.installed_guards._SITE_TAIL",  # (a guard tree: each of its lines is searched for a site)
+    "compilescope.analyses.installed_guards._UNCLOSED_SITE_TAIL",  # (a guard line over 1 KB not ending in `)`)
     "compilescope.analyses.installed_guards._TYPE",
     "compilescope.analyses.insights.graph_breaks_and_recompiles.TENSOR_NAME",
     "compilescope.analyses.user_locations._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",

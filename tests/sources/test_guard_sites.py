@@ -28,6 +28,9 @@ EDGES = [
     "+- A: b\n  # c  # f.py:1 in g",
     "+- B: L['x'].size()[0] == 1)\u00a0# y = x  # a.py:3 in f",  # (any whitespace before a `# `, as `\\s`)
     "+- C: x\u2003# y\x85# a.py:4 in f",
+    # (a line ending in `)` after whitespace; a `(` never closed before a later site; a `)` before the end)
+    "+- D: x  # y  # f.py:1 in g (HINT: a)\x85 \t", "+- D: x  # y  # f.py:1 in g (x  # f.py:2 in h",
+    "+- D: x  # y  # f.py:1 in g (HINT: a) b", "+- D: x  # y  # f.py:1 in g x)",
 ]
 
 
@@ -82,13 +85,38 @@ def test_the_guard_trees_are_read_without_guard_lines_lazy_groups(monkeypatch):
 def test_a_sites_tail_is_matched_once(monkeypatch):
     """The tail (`# path:N in fn (HINT: ...)`) was searched for to filter the lines, then matched again at the same
     `# ` for its groups: the search's match is the site's on every line of these trees."""
-    asked = []
-    installed_guards._SITE_TAIL.match("")  # (compiled: its match is the pattern's own, replaced below)
-    match = installed_guards._SITE_TAIL.match
-    monkeypatch.setattr(installed_guards._SITE_TAIL, "match", lambda *args: asked.append(args) or match(*args))
+    asked: list[tuple] = []
+    for tail in (installed_guards._SITE_TAIL, installed_guards._UNCLOSED_SITE_TAIL):
+        tail.match("")  # (compiled: its match is the pattern's own, replaced below)
+        monkeypatch.setattr(tail, "match", lambda *args, match=tail.match: asked.append(args) or match(*args))
     with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
         trees = GuardTrees(trace)
         sites = [line.site for entry in trace.compiles.values() for a in entry.artifacts
                  if a.name == GUARDS_ARTIFACT and a.payload is not None
                  for line in trees.of(a.payload).lines if line.site is not None]
     assert len(sites) >= 100 and not asked
+
+
+# A line of an untrusted log repeating a site's tail with its `(` never closed: _SITE_TAIL's two `.*` each ran to the
+# line's end and back from every `# ` of it (a 200 KB line in a guard tree made a report 10-16x slower).
+HOSTILE = "+- A: x  # c" + "  # f.py:1 in g (" * (200_000 // 17)
+
+
+@pytest.mark.parametrize("end, site", [("", None), ("  # f.py:2 in h", ("f.py", 2, "h")),
+                                       ("  # f.py:2 in h (HINT: x", None), ("  # f.py:2 in h x) y", None)])
+def test_a_line_not_ending_in_a_parenthesis_is_not_searched_with_the_parenthesised_tail(monkeypatch, end, site):
+    """A line whose end (past whitespace) is no `)` cannot match the tail's `(HINT: ...)` or `(note)`: it is read
+    with the tail without them, which has no `.*` to run to the line's end from each `# `. Counted: the tail with
+    them is never asked, and the site read is the one GUARD_LINE finds."""
+    asked = []
+    installed_guards._SITE_TAIL.search("")  # (compiled: its methods are the pattern's own, replaced below)
+    for method in ("search", "match"):
+        monkeypatch.setattr(installed_guards._SITE_TAIL, method,
+                            lambda *args, method=method: asked.append(method) or pytest.fail("asked"))
+    line = HOSTILE + end
+    found = installed_guards.guard_site_of(line)
+    assert (found and (found.path, found.line, found.function, found.hint, found.first_use)) == \
+        (site and (*site, None, False))
+    assert not asked
+    if site is not None:  # (the guard and the code as GUARD_LINE reads them, on a line it reads without backtracking)
+        assert (found.guard, found.code) == ("A: x", line[len("+- A: x  # "):line.rindex("  # f.py:2")])

@@ -473,6 +473,13 @@ def guard_site_of(line: str) -> GuardSite | None:
 # lines name no user line, and GUARD_LINE backtracks over such a line for ~25 us); the leftmost is where the site is
 # on most lines, so it is matched once.
 _SITE_TAIL = lazy_compile(r"# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)(?:\s+\(HINT: (?P<hint>.*)\)|\s+\((?P<note>.*)\))?\s*$")
+# _SITE_TAIL for a line whose end (past whitespace) is no `)`: its parenthesised groups cannot match there, and their
+# `.*` ran to the line's end and back from every `# ` of an (untrusted) line repeating `# f.py:1 in g (` unclosed.
+# The same groups, never matching, so its matches read as _SITE_TAIL's.
+_UNCLOSED_SITE_TAIL = lazy_compile(r"# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)(?P<hint>(?!))?(?P<note>(?!))?\s*$")
+# Lines up to this long keep _SITE_TAIL whatever their end (its `.*` bounded: at most ~0.6 ms a hostile line), so real
+# guard lines (~250 characters, the longest seen ~600) pay neither the end's test nor _UNCLOSED_SITE_TAIL's compiling.
+_SHORT_LINE = 1024
 _KIND = lazy_compile(r"[A-Z_]+: ")  # a guard's kind: `EQUALS_MATCH: `
 
 
@@ -484,8 +491,10 @@ def _guard_line(line: str) -> tuple[str, str, re.Match[str]] | None:
     whitespace allows. A line holding a newline (which `.` stops at) is left to GUARD_LINE.
     _SITE_TAIL is searched for once, as the filter of lines with no site: no `# ` before the leftmost it finds can
     match, and there it matches as found (matching the tail again, over torch's long hints, and walking the kind a
-    character at a time were ~19K of a site's ~57K instructions)."""
-    tail = _SITE_TAIL.search(line)  # (a line without one has no site: GUARD_LINE needs it too)
+    character at a time were ~19K of a site's ~57K instructions). A long line not ending in `)` is read with
+    _UNCLOSED_SITE_TAIL, which matches there as _SITE_TAIL does, without its `.*`."""
+    site_tail = _SITE_TAIL if len(line) <= _SHORT_LINE or line.rstrip().endswith(")") else _UNCLOSED_SITE_TAIL
+    tail = site_tail.search(line)  # (a line without one has no site: GUARD_LINE needs it too)
     if tail is None:
         return None
     if "\n" in line:
@@ -506,7 +515,7 @@ def _guard_line(line: str) -> tuple[str, str, re.Match[str]] | None:
                 at = line.find("# ", max(code + 1, leftmost))
                 while at >= 0:
                     if line[at - 1].isspace() and (
-                            m := tail if at == leftmost else _SITE_TAIL.match(line, at)) is not None:
+                            m := tail if at == leftmost else site_tail.match(line, at)) is not None:
                         # (each end before its `# `'s whitespace: rstrip's, not below the guard's shortest end)
                         return (line[start + 3:floor + len(line[floor:first].rstrip())],
                                 line[code:code + len(line[code:at].rstrip())], m)
