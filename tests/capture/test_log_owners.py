@@ -320,6 +320,22 @@ def test_a_crash_into_a_crash_file_left_by_an_earlier_run_is_reported(tmp_path: 
     assert len(list(trace_dir.glob("compilescope_crash_*.txt"))) == 29
 
 
+# A program that lets another process crash (it touches argv[1], the other's go) and waits until the other's crash
+# file (argv[2]) holds its crash.
+LETS_IT_CRASH = ("import os, pathlib, sys, time; pathlib.Path(sys.argv[1]).touch(); "
+                 "[time.sleep(0.05) for _ in range(1200) if os.path.getsize(sys.argv[2]) == 0]; time.sleep(0.3)")
+
+
+def _holds_its_crash_file(trace_dir: Path, go: Path) -> subprocess.Popen:
+    """A traced process that is no process of the run's: it holds its empty crash file in trace_dir, and crashes once
+    go exists."""
+    other = subprocess.Popen([sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG), f"{TORCH_LOG_NAME}_other.log",
+                              str(go), "crash"], stdout=subprocess.PIPE,
+                             env=clean_env(TORCH_TRACE=str(trace_dir), PYTHONPATH=runner.CHILD_DIR))
+    assert other.stdout is not None and other.stdout.readline() == b"traced\n"
+    return other
+
+
 def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_the_runs(tmp_path: Path) -> None:
     """A process that is no process of the run (an earlier run's daemon, another run's worker) holds its empty crash
     file when the run starts, and crashes into it while the program runs. The file, there before and written again,
@@ -328,17 +344,12 @@ def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_th
     trace_dir = tmp_path / "traces"
     trace_dir.mkdir()
     go = tmp_path / "go"
-    other = subprocess.Popen([sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG), f"{TORCH_LOG_NAME}_other.log",
-                              str(go), "crash"], stdout=subprocess.PIPE,
-                             env=clean_env(TORCH_TRACE=str(trace_dir), PYTHONPATH=runner.CHILD_DIR))
+    other = _holds_its_crash_file(trace_dir, go)
     try:
-        assert other.stdout is not None and other.stdout.readline() == b"traced\n"
         crash_file = trace_dir / f"compilescope_crash_{other.pid}.txt"
         assert crash_file.exists()
         # The program lets the other process crash, and waits until it has
-        lets_it_crash = ("import os, pathlib, sys, time; pathlib.Path(sys.argv[1]).touch(); "
-                         "[time.sleep(0.05) for _ in range(1200) if os.path.getsize(sys.argv[2]) == 0]; time.sleep(0.3)")
-        result = runner.run_program(runner.Program([sys.executable, "-c", lets_it_crash, str(go), str(crash_file)],
+        result = runner.run_program(runner.Program([sys.executable, "-c", LETS_IT_CRASH, str(go), str(crash_file)],
                                                    True), str(trace_dir), output=str(tmp_path / "run.txt"), timeout=120)
         assert result.returncode == 0, _read(tmp_path / "run.txt")
         assert other.wait(60) != 0
@@ -348,6 +359,7 @@ def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_th
         go.touch()
         other.kill()
         other.wait()
+
 
 @pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -pf --mount-proc` (a pid namespace, as a container has)")
 def test_a_crash_into_a_crash_file_held_before_the_run_from_another_pid_namespace_is_not_the_runs(
@@ -359,17 +371,12 @@ def test_a_crash_into_a_crash_file_held_before_the_run_from_another_pid_namespac
     trace_dir = tmp_path / "traces"
     trace_dir.mkdir()
     go = tmp_path / "go"
-    other = subprocess.Popen([sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG), f"{TORCH_LOG_NAME}_other.log",
-                              str(go), "crash"], stdout=subprocess.PIPE,
-                             env=clean_env(TORCH_TRACE=str(trace_dir), PYTHONPATH=runner.CHILD_DIR))
+    other = _holds_its_crash_file(trace_dir, go)
     try:
-        assert other.stdout is not None and other.stdout.readline() == b"traced\n"
         crash_file = trace_dir / f"compilescope_crash_{other.pid}.txt"
         assert crash_file.exists() and crash_file.stat().st_size == 0
-        lets_it_crash = ("import os, pathlib, sys, time; pathlib.Path(sys.argv[1]).touch(); "
-                         "[time.sleep(0.05) for _ in range(1200) if os.path.getsize(sys.argv[2]) == 0]; time.sleep(0.3)")
         proc = subprocess.run(["unshare", "-pf", "--mount-proc", sys.executable, "-m", "compilescope", "run",
-                               "--no-browser", "--trace-dir", str(trace_dir), "--", sys.executable, "-c", lets_it_crash,
+                               "--no-browser", "--trace-dir", str(trace_dir), "--", sys.executable, "-c", LETS_IT_CRASH,
                                str(go), str(crash_file)],
                               cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300)
         assert other.wait(60) != 0
@@ -379,7 +386,6 @@ def test_a_crash_into_a_crash_file_held_before_the_run_from_another_pid_namespac
         go.touch()
         other.kill()
         other.wait()
-
 
 
 def _sets_pids() -> bool:

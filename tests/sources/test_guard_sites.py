@@ -67,17 +67,22 @@ def test_edge_lines_read_as_guard_line_reads_them():
     assert sum(_said(line) is not None for line in EDGES) >= 5
 
 
+def _hf_llama_sites() -> list:
+    """The site of every line of hf_llama's guard trees that names one."""
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        trees = GuardTrees(trace)
+        return [line.site for entry in trace.compiles.values() for a in entry.artifacts
+                if a.name == GUARDS_ARTIFACT and a.payload is not None
+                for line in trees.of(a.payload).lines if line.site is not None]
+
+
 def test_the_guard_trees_are_read_without_guard_lines_lazy_groups(monkeypatch):
     """GUARD_LINE tried the rest of its pattern at each character of a guard line: most of reading a tree."""
     asked = []
     GUARD_LINE.search("")  # (compiled: its search is the pattern's own, replaced below)
     search = GUARD_LINE.search
     monkeypatch.setattr(GUARD_LINE, "search", lambda *args: asked.append(args) or search(*args))
-    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
-        trees = GuardTrees(trace)
-        sites = [line.site for entry in trace.compiles.values() for a in entry.artifacts
-                 if a.name == GUARDS_ARTIFACT and a.payload is not None
-                 for line in trees.of(a.payload).lines if line.site is not None]
+    sites = _hf_llama_sites()
     assert len(sites) >= 100 and not asked
     assert installed_guards.guard_site_of(EDGES[1]) is not None and len(asked) == 0
 
@@ -89,11 +94,7 @@ def test_a_sites_tail_is_matched_once(monkeypatch):
     for tail in (installed_guards._SITE_TAIL, installed_guards._UNCLOSED_SITE_TAIL):
         tail.match("")  # (compiled: its match is the pattern's own, replaced below)
         monkeypatch.setattr(tail, "match", lambda *args, match=tail.match: asked.append(args) or match(*args))
-    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
-        trees = GuardTrees(trace)
-        sites = [line.site for entry in trace.compiles.values() for a in entry.artifacts
-                 if a.name == GUARDS_ARTIFACT and a.payload is not None
-                 for line in trees.of(a.payload).lines if line.site is not None]
+    sites = _hf_llama_sites()
     assert len(sites) >= 100 and not asked
 
 
