@@ -323,3 +323,40 @@ def test_a_names_column_of_empty_names_keeps_to_one_line():
     package = "AOTInductor package of aoti_deploy.py:41"  # 40 characters: wraps at half of it, 20 (its longest word 17)
     _names_column(column, ["", package])
     assert not column.no_wrap and column.width == 20
+
+
+def _printed_at(width: int, *renderables) -> list[str]:
+    console = Console(width=width, color_system=None, file=io.StringIO())
+    console.print(*renderables, crop=False)
+    return console.file.getvalue().splitlines()
+
+
+def test_a_stray_backtick_does_not_make_the_prose_after_it_code():
+    """compile_error_raises' hint "Avoid calling builtin `print` with argument types ['str']. Consider using an
+    equivalent alternative function/method to `print`." with its first backtick lost (a log's message, hint or code
+    line is untrusted: it may hold one backtick). The stray one paired with the next, and the prose between them was
+    one unbreakable span: a 108-column line at 60 columns, and on the page a <code> of prose. A backtick opens a span
+    only at a word's start and closes one only at a word's end: the hint wraps to the width, its `print` is code."""
+    from rich.tree import Tree
+
+    from compilescope.render.html.env import code_spans
+    from compilescope.render.terminal_text import CopyableText, TerminalText, Uncropped
+
+    (err,) = [e for e in insights_of("compile_error_raises").errors.errors if e.advice_hints]
+    hint = next(h for h in err.advice_hints if h.startswith("Avoid calling builtin `print` with"))
+    stray = hint.replace("`print`", "print`", 1)
+    tree = Tree(TerminalText("[0/0]"))
+    tree.add(CopyableText(f"hint: {stray}"))
+    lines = _printed_at(60, Uncropped(tree))
+    assert max(len(line) for line in lines) <= 60
+    assert " ".join(line.lstrip("│└├─ ") for line in lines).endswith("function/method to `print`.")
+    assert str(code_spans(stray)).count("<code>") == 1 and "<code>print</code>." in str(code_spans(stray))
+    assert str(code_spans(hint)).count("<code>print</code>") == 2  # the hint as logged: as before
+
+
+def test_code_wider_than_any_terminal_is_folded_as_prose(monkeypatch, capsys):
+    """library_calls_deep: the size advice quotes the user's 470-column expression in backticks; held whole it was a
+    478-column line at every width. A span is held whole only up to the summary's widest line (100 columns)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    assert run_cli("summary", torch213("library_calls_deep.log.gz")) == 0
+    assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= 100

@@ -31,7 +31,7 @@ from .charts import phase_bars
 from .notices import SEVERITY_LABELS
 from ..invisible import one_line, safe_terminal_text
 from ..wording import count, format_seconds
-from .terminal_text import CopyableText, TerminalText, Uncropped, shorten_middle
+from .terminal_text import MAX_WIDTH, CopyableText, TerminalText, Uncropped, shorten_middle
 
 if TYPE_CHECKING:  # (one log's summary reads none of them: the ranks' and the saved form's analyses stay unimported)
     from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
@@ -694,7 +694,7 @@ def print_summary(ins: Insights, console: Console) -> None:
 
 @dataclass(frozen=True)
 class TerminalOptions:
-    max_width: int = 100  # wider terminals still get lines this long (tables stay readable)
+    max_width: int = MAX_WIDTH  # wider terminals still get lines this long (tables stay readable)
     # The log or directory as the user typed it: a command printed to run next names a file under it so (the results
     # hold absolute paths). None: the absolute paths.
     typed_path: str | None = None

@@ -25,6 +25,7 @@ from rich.style import Style
 from rich.text import Text
 
 from ..invisible import safe_terminal_text
+from .code_spans import CODE_SPAN
 
 
 class TerminalText(Text):
@@ -99,9 +100,7 @@ class FoldedPath:
         return Measurement(cell_len(self.prefix.plain) + 1, cell_len(self.prefix.plain) + cell_len(self.path))
 
 
-# A `code` span the analyses wrote: backticks around text on one line, none inside (as the pages read it:
-# render/html/env.py's code_spans).
-_CODE_SPAN = re.compile(r"`[^`\n]+`")
+MAX_WIDTH = 100  # the widest line the summary lays out (TerminalOptions.max_width): wider terminals get this
 _HELD_SPACE = "\ue000"  # a private-use character: one cell wide and no whitespace, so rich does not break there
 
 
@@ -110,14 +109,18 @@ class CopyableText(TerminalText):
     line at any space and folds a word longer than the line anywhere, and the call printed as
     "…mark_dynamic(encoder_…_with_pa" / "dding_mask_applied, 0)" pasted as broken code. Here a line breaks only at a
     space outside the spans, and a span longer than the line has a line of its own, whole, past the line's end: the
-    terminal shows the rest on its next row and copies the line as one. Prose wraps as any Text's (a word longer than
+    terminal shows the rest on its next row and copies the line as one. A span wider than MAX_WIDTH is folded as
+    prose (code_spans.CODE_SPAN says where a span is: a log's stray backtick opens none). Prose wraps as any Text's (a word longer than
     the line folded). Inside a Tree or a Padding, rich crops a line to the width: wrap them in Uncropped.
     Where a container asks for an overflow of its own (a table's column), it wraps as any Text."""
 
     def _held(self) -> Text:
         held = self.copy()
         if _HELD_SPACE not in self.plain:  # (a log's own U+E000 would come back a space: the spans are not held)
-            held.plain = _CODE_SPAN.sub(lambda span: span.group().replace(" ", _HELD_SPACE), self.plain)
+            plain = self.plain
+            for start, end in _held_spans(plain):
+                plain = plain[:start] + plain[start:end].replace(" ", _HELD_SPACE) + plain[end:]
+            held.plain = plain
         return held
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
@@ -142,13 +145,19 @@ class CopyableText(TerminalText):
         return Text.__rich_measure__(self._held(), console, options)
 
 
+def _held_spans(line: str) -> list[tuple[int, int]]:
+    """Where line's code spans are (render/code_spans.py) that are kept whole: those no wider than MAX_WIDTH. A longer
+    one (a whole expression of a user's, 470 columns) would be a line past every terminal's width: folded as prose."""
+    return [span.span() for span in CODE_SPAN.finditer(line) if cell_len(span.group()) <= MAX_WIDTH]
+
+
 _WORD = re.compile(r"\s*\S+\s*")  # a word and the spaces after it (as rich's wrap reads words)
 
 
 def _breaks(line: str, width: int) -> list[int]:
     """Where line breaks to fit width, as rich's divide_line (rich/_wrap.py) breaks it, but a word that holds a code
     span (its spaces held: one word) is never folded: too long for a line, it has one of its own."""
-    code = [span.span() for span in _CODE_SPAN.finditer(line)]
+    code = _held_spans(line)
     breaks: list[int] = []
     offset = 0
     for word in _WORD.finditer(line):

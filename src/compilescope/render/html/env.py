@@ -10,7 +10,6 @@ import base64
 import functools
 import hashlib
 import os
-import re
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -26,6 +25,7 @@ from ...model.ids import NO_COMPILE_ID, compile_id_key, compile_id_words
 from ...model.trace import Frame
 from ...invisible import LONG_TEXT, shown_in_html
 from ...wording import count, format_seconds, format_seconds_change, plural, possessive
+from ..code_spans import CODE_SPAN
 from ..options import safe_link_url
 from .rows import frame_function_html, function_name_html
 
@@ -113,10 +113,6 @@ def _visible_text(value: Any) -> Any:
     return value
 
 
-# A `code` span of advice (torch's hints, the report's notes): backticks around text on one line, none inside.
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-
-
 def code_spans(text: Any) -> Markup:
     """Advice as HTML, its `code` spans as <code>: the text is escaped first (it quotes the log, which is untrusted),
     so only the <code> elements made here are markup. An unpaired backtick stays as it is. Markup in (HTML a renderer
@@ -125,7 +121,13 @@ def code_spans(text: Any) -> Markup:
         return Markup("")
     if isinstance(text, Markup):
         return text
-    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(str(text)))))
+    text = str(text)
+    html, at = [], 0
+    for span in CODE_SPAN.finditer(text):  # (found in the text as written: escaped, a quote before a span is "&#34;")
+        html += [escape(text[at:span.start()]), Markup("<code>%s</code>") % span.group(1)]
+        at = span.end()
+    html.append(escape(text[at:]))
+    return Markup("").join(html)
 
 
 def _environment() -> Environment:
