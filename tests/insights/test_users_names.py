@@ -566,7 +566,10 @@ def test_a_long_expression_is_cut_in_labels_and_whole_in_the_advice(tmp_path):
     assert step.dynamic_of == f"dimension 0 of {cut}"
     (advice,) = forward.advice
     whole = "`" + "-" * 470 + "t`"
-    assert advice.startswith(f"Sizes change between calls ({whole} at index 0") and "…" not in advice
+    # The list of sizes cuts it as the labels do (it is no code to paste: said whole, a 478-column line in the
+    # terminal); the clause that says to give it a name keeps it whole, the code the user copies.
+    assert advice.startswith(f"Sizes change between calls ({cut} at index 0")
+    assert advice.count(whole) == 1 and f"of the tensor that {whole} makes dynamic" in advice
     assert _sizes(log)[("L['target'].size()[0]", ("[0/1]", "[0/1_1]"))] == (
         f"({cut[1:-1]}).size()[0] (forward's target)")  # (not "---…--t.size()[0]": minus t's size)
     report(log, tmp_path)

@@ -14,7 +14,7 @@ from ...wording import and_list, first_listed, possessive
 from ..dynamic_shapes import dynamo_config
 from ..graph_breaks.resume_names import function_label, resume_of
 from ..installed_guards import GuardTree, tree_marked_dims
-from ..passed_on import Passed
+from ..passed_on import ArgumentName, Passed
 from ..stack_values import StackValue
 from ..user_locations import UserLocation, code_origin, user_source_name
 from . import FailedGuard, NUMPY_DTYPES, RecompileStep, TORCH_DTYPE_WORDS, numpy_array
@@ -169,7 +169,7 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
     prog.py:32"), else "". static: compiled with dynamic=False, which dynamic=True would contradict: mark the
     dimension, or drop it."""
     if static:
-        named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}{w}' for t, d, w in sizes[:_SIZES_LISTED])}" + (
+        named = "" if not sizes else f" ({'; '.join(f'{_listed(t)} at index {d}{w}' for t, d, w in sizes[:_SIZES_LISTED])}" + (
             f"; {len(sizes) - _SIZES_LISTED} more)" if len(sizes) > _SIZES_LISTED else ")")
         if len(sizes) == 1:
             how = [_mark_one(*sizes[0][:2])]
@@ -182,13 +182,20 @@ def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
         return ADVICE["size"]
     if len(sizes) == 1:
         tensor, dim, where = sizes[0]
-        return (f"Sizes change between calls ({tensor} at index {dim}{where}): {_mark_one(tensor, dim, 'that')}, or "
+        return (f"Sizes change between calls ({_listed(tensor)} at index {dim}{where}): {_mark_one(tensor, dim, 'that')}, or "
                 "compile with dynamic=True.")
-    listed = "; ".join(f"{tensor} at index {dim}{where}" for tensor, dim, where in sizes[:_SIZES_LISTED])
+    listed = "; ".join(f"{_listed(tensor)} at index {dim}{where}" for tensor, dim, where in sizes[:_SIZES_LISTED])
     if len(sizes) > _SIZES_LISTED:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
     how = _mark_several(sizes, "mark those dimensions dynamic")
     return f"Sizes change between calls ({listed}): {_or_else(how, 'compile with dynamic=True')}."
+
+
+def _listed(tensor: str) -> str:
+    """A tensor as the list of the sizes that changed names it: an expression cut in the middle as the labels above
+    the advice cut it (ArgumentName.short: `----…----t`). The list is no code to paste: library_calls_deep's
+    470-character expression there was a 478-column line; the whole text stays in the clause that says to name it."""
+    return ArgumentName(tensor).short
 
 
 def _or_else(clauses: list[str], other: str) -> str:
@@ -295,7 +302,7 @@ def resumed_size_advice(sizes: list[tuple[str, str, str]], resumed: tuple[str, i
     Dynamo passes on past its graph break (h, a local of forward), which the user never passes in, so
     torch._dynamo.mark_dynamic cannot reach them (the tensor Dynamo passes on is a new one each call). What applies is
     the dynamic= option of the compile, or removing the break."""
-    listed = "; ".join(f"{tensor} at index {dim}" for tensor, dim, _ in sizes[:_SIZES_LISTED]) + (
+    listed = "; ".join(f"{_listed(tensor)} at index {dim}" for tensor, dim, _ in sizes[:_SIZES_LISTED]) + (
         f"; {len(sizes) - _SIZES_LISTED} more" if len(sizes) > _SIZES_LISTED else "")
     names, one = _distinct_names(sizes)
     function, line = resumed
