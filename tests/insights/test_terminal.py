@@ -360,3 +360,28 @@ def test_code_wider_than_any_terminal_is_folded_as_prose(monkeypatch, capsys):
     monkeypatch.setenv("COLUMNS", "100")
     assert run_cli("summary", torch213("library_calls_deep.log.gz")) == 0
     assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= 100
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+def test_the_fix_first_panel_keeps_code_whole_inside_its_border(monkeypatch, capsys, columns):
+    """regional_whole: the finding's detail says to write `for block in model.blocks: block.compile()` (44 columns).
+    In the "Fix first" panel (a table in a panel) rich broke it at its spaces, "`for block in" / "model.blocks:
+    block.compile()`", since a table cell asks for an overflow of its own and CopyableText then wrapped as any Text.
+    A cell breaks outside the spans too; only a span wider than the cell is folded, so the border stays in line."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert run_cli("summary", torch213("regional_whole.log.gz")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any("`for block in model.blocks: block.compile()`" in line for line in lines)
+    assert max(len(line) for line in lines) <= columns
+
+
+def test_a_code_span_wider_than_a_table_cell_is_folded_inside_it():
+    from rich.table import Table
+
+    from compilescope.render.terminal_text import CopyableText
+
+    table = Table(box=None, show_header=False)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
+    table.add_row("INFO", CopyableText("compile the block: `for block in model.blocks: block.compile()` instead"))
+    assert max(len(line) for line in _printed_at(40, table)) <= 40

@@ -131,9 +131,8 @@ def _findings(ins: Insights) -> RenderableType:
     table.add_column(ratio=1)
     for f in ins.findings:
         label, style = SEVERITY[f.severity]
-        body = TerminalText(f.title, style="bold")
-        if f.detail:
-            body.append(f"\n{f.detail}", style="default")
+        title = TerminalText(f.title, style="bold")
+        body = Group(title, CopyableText(f.detail)) if f.detail else title  # (the detail may hold code to copy)
         table.add_row(TerminalText(label, style=style), body)
     return Panel(table, title="Fix first", title_align="left", box=box.SQUARE)
 

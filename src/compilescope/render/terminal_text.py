@@ -112,30 +112,31 @@ class CopyableText(TerminalText):
     terminal shows the rest on its next row and copies the line as one. A span wider than MAX_WIDTH is folded as
     prose (code_spans.CODE_SPAN says where a span is: a log's stray backtick opens none). Prose wraps as any Text's (a word longer than
     the line folded). Inside a Tree or a Padding, rich crops a line to the width: wrap them in Uncropped.
-    Where a container asks for an overflow of its own (a table's column), it wraps as any Text."""
+    Where a container asks for an overflow of its own (a table's column), it breaks outside the spans too, but a span
+    wider than the cell is folded as prose: a line past the cell would push its border out."""
 
-    def _held(self) -> Text:
+    def _held(self, widest: int = MAX_WIDTH) -> Text:
         held = self.copy()
         if _HELD_SPACE not in self.plain:  # (a log's own U+E000 would come back a space: the spans are not held)
             plain = self.plain
-            for start, end in _held_spans(plain):
+            for start, end in _held_spans(plain, widest):
                 plain = plain[:start] + plain[start:end].replace(" ", _HELD_SPACE) + plain[end:]
             held.plain = plain
         return held
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
-        if self.overflow or options.overflow:  # a container's own (a table column's "fold")
-            yield from Text.__rich_console__(self, console, options)
-            return
         width = options.max_width
+        # A container that asks for an overflow of its own (a table's column) draws a border or a next cell after the
+        # line: there a span is held whole only up to the cell's width, a wider one folded as prose.
+        widest = min(width, MAX_WIDTH) if self.overflow or options.overflow else MAX_WIDTH
         lines = []
-        for line in self._held().split(allow_blank=True):
+        for line in self._held(widest).split(allow_blank=True):
             if "\t" in line:
                 line.expand_tabs(self.tab_size or console.tab_size or 8)
             if pick_bool(self.no_wrap, options.no_wrap, False):
                 lines.append(line)
                 continue
-            for part in line.divide(_breaks(line.plain, width)):
+            for part in line.divide(_breaks(line.plain, width, widest)):
                 part.rstrip_end(width)
                 part.plain = part.plain.replace(_HELD_SPACE, " ")
                 lines.append(part)
@@ -145,19 +146,20 @@ class CopyableText(TerminalText):
         return Text.__rich_measure__(self._held(), console, options)
 
 
-def _held_spans(line: str) -> list[tuple[int, int]]:
-    """Where line's code spans are (render/code_spans.py) that are kept whole: those no wider than MAX_WIDTH. A longer
-    one (a whole expression of a user's, 470 columns) would be a line past every terminal's width: folded as prose."""
-    return [span.span() for span in CODE_SPAN.finditer(line) if cell_len(span.group()) <= MAX_WIDTH]
+def _held_spans(line: str, widest: int) -> list[tuple[int, int]]:
+    """Where line's code spans are (render/code_spans.py) that are kept whole: those no wider than widest (MAX_WIDTH,
+    or a table cell's width). A longer one (a whole expression of a user's, 470 columns) would be a line past every
+    terminal's width: folded as prose."""
+    return [span.span() for span in CODE_SPAN.finditer(line) if cell_len(span.group()) <= widest]
 
 
 _WORD = re.compile(r"\s*\S+\s*")  # a word and the spaces after it (as rich's wrap reads words)
 
 
-def _breaks(line: str, width: int) -> list[int]:
+def _breaks(line: str, width: int, widest: int) -> list[int]:
     """Where line breaks to fit width, as rich's divide_line (rich/_wrap.py) breaks it, but a word that holds a code
     span (its spaces held: one word) is never folded: too long for a line, it has one of its own."""
-    code = _held_spans(line)
+    code = _held_spans(line, widest)
     breaks: list[int] = []
     offset = 0
     for word in _WORD.finditer(line):
