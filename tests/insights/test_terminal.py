@@ -385,3 +385,14 @@ def test_a_code_span_wider_than_a_table_cell_is_folded_inside_it():
     table.add_column(ratio=1)
     table.add_row("INFO", CopyableText("compile the block: `for block in model.blocks: block.compile()` instead"))
     assert max(len(line) for line in _printed_at(40, table)) <= 40
+
+
+def test_code_of_a_line_that_is_not_wrapped_prints_its_spaces():
+    """A CopyableText with no_wrap (its own, or a container's) took the line with its code's spaces still held (as
+    U+E000, so that rich does not break there): `torch.compile(m,\\ue000dynamic=True)` printed."""
+    from rich.console import Group
+
+    from compilescope.render.terminal_text import CopyableText
+
+    text = "fix: call `torch.compile(m, dynamic=True)` first"
+    assert _printed_at(30, Group(CopyableText(text, no_wrap=True))) == [text]

@@ -134,10 +134,12 @@ class CopyableText(TerminalText):
             if "\t" in line:
                 line.expand_tabs(self.tab_size or console.tab_size or 8)
             if pick_bool(self.no_wrap, options.no_wrap, False):
-                lines.append(line)
-                continue
-            for part in line.divide(_breaks(line.plain, width, widest)):
-                part.rstrip_end(width)
+                parts = [line]
+            else:
+                parts = list(line.divide(_breaks(line.plain, width, widest)))
+                for part in parts:
+                    part.rstrip_end(width)
+            for part in parts:  # (each line, wrapped or not, with its code's spaces back)
                 part.plain = part.plain.replace(_HELD_SPACE, " ")
                 lines.append(part)
         yield from Text("\n").join(lines).render(console, end=self.end)
