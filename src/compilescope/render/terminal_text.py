@@ -113,7 +113,11 @@ class CopyableText(TerminalText):
     prose (code_spans.CODE_SPAN says where a span is: a log's stray backtick opens none). Prose wraps as any Text's (a word longer than
     the line folded). Inside a Tree or a Padding, rich crops a line to the width: wrap them in Uncropped.
     Where a container asks for an overflow of its own (a table's column), it breaks outside the spans too, but a span
-    wider than the cell is folded as prose: a line past the cell would push its border out."""
+    wider than the cell is folded as prose: a line past the cell would push its border out.
+
+    Hand it to rich inside a container (a Tree, a Group, a table's cell), never straight to console.print(): print
+    joins the Text objects it is given into one plain Text, and this one then wraps as any Text, its code broken. (It
+    stays a Text for the renderers' append and style.)"""
 
     def _held(self, widest: int = MAX_WIDTH) -> Text:
         held = self.copy()
