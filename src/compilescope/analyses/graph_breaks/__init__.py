@@ -184,6 +184,10 @@ class GraphBreak(BreakWording):
         }
 
 
+# (the name a tensor subclass's dispatch is called by: read by subclasses and compile_index alike)
+DISPATCH = "__torch_dispatch__"
+
+
 @dataclass
 class CompiledCallee:
     """A function the break's call ran, compiled by Dynamo as a frame of its own."""

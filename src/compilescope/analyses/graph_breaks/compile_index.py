@@ -11,9 +11,8 @@ import bisect
 from ...model.ids import compilation_key
 from ...model.records import dataclass
 from ...model.trace import Compile, Trace
-from . import RanBefore
+from . import DISPATCH, RanBefore
 from .resume_names import resume_of
-from .subclasses import DISPATCH
 
 
 @dataclass

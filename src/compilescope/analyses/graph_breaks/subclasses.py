@@ -14,12 +14,10 @@ from ...model.trace import Compile
 from ..compiled_frames import compiled_location
 from ..installed_guards import GuardTrees
 from ..user_locations import last_user_stack_frame
-from . import CompiledCallee
+from . import DISPATCH, CompiledCallee
 
 if TYPE_CHECKING:
     from .compile_index import CompileIndex
-
-DISPATCH = "__torch_dispatch__"
 
 # Dynamo met an object it cannot put in the graph as an argument of an op (`x @ self.weight`): torch's debug context
 # names its variable, `UserDefinedObjectVariable(ScaledTensor)`. A tensor subclass Dynamo cannot trace reads so.
