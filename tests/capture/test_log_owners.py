@@ -4,6 +4,7 @@ reads of a real small log (tests/data/torch213 `cache_warm.log`) written into th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -326,14 +328,25 @@ LETS_IT_CRASH = ("import os, pathlib, sys, time; pathlib.Path(sys.argv[1]).touch
                  "[time.sleep(0.05) for _ in range(1200) if os.path.getsize(sys.argv[2]) == 0]; time.sleep(0.3)")
 
 
-def _holds_its_crash_file(trace_dir: Path, go: Path) -> subprocess.Popen:
-    """A traced process that is no process of the run's: it holds its empty crash file in trace_dir, and crashes once
-    go exists."""
+@contextlib.contextmanager
+def _another_holding_its_crash_file(tmp_path: Path) -> Iterator[tuple[Path, Path, subprocess.Popen, Path]]:
+    """(trace_dir, go, other, its crash file): a traced process that is no process of the run's holds its empty crash
+    file in trace_dir, and crashes once go exists; it is ended when the block ends."""
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    go = tmp_path / "go"
     other = subprocess.Popen([sys.executable, str(CRASH_FILE_THEN_WAITS), str(LOG), f"{TORCH_LOG_NAME}_other.log",
                               str(go), "crash"], stdout=subprocess.PIPE,
                              env=clean_env(TORCH_TRACE=str(trace_dir), PYTHONPATH=runner.CHILD_DIR))
-    assert other.stdout is not None and other.stdout.readline() == b"traced\n"
-    return other
+    try:
+        assert other.stdout is not None and other.stdout.readline() == b"traced\n"
+        crash_file = trace_dir / f"compilescope_crash_{other.pid}.txt"
+        assert crash_file.exists() and crash_file.stat().st_size == 0
+        yield trace_dir, go, other, crash_file
+    finally:
+        go.touch()
+        other.kill()
+        other.wait()
 
 
 def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_the_runs(tmp_path: Path) -> None:
@@ -341,13 +354,7 @@ def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_th
     file when the run starts, and crashes into it while the program runs. The file, there before and written again,
     was taken as the run's (its pid is no live process's at the end): the run said "process N crashed" of another's
     crash. A file written again counts only where the run's own process wrote it."""
-    trace_dir = tmp_path / "traces"
-    trace_dir.mkdir()
-    go = tmp_path / "go"
-    other = _holds_its_crash_file(trace_dir, go)
-    try:
-        crash_file = trace_dir / f"compilescope_crash_{other.pid}.txt"
-        assert crash_file.exists()
+    with _another_holding_its_crash_file(tmp_path) as (trace_dir, go, other, crash_file):
         # The program lets the other process crash, and waits until it has
         result = runner.run_program(runner.Program([sys.executable, "-c", LETS_IT_CRASH, str(go), str(crash_file)],
                                                    True), str(trace_dir), output=str(tmp_path / "run.txt"), timeout=120)
@@ -355,10 +362,6 @@ def test_a_crash_into_a_crash_file_another_process_held_before_the_run_is_not_th
         assert other.wait(60) != 0
         assert result.crashes == [] and result.held_crash_files == []
         assert "Fatal Python error: Segmentation fault" in _read(crash_file)  # (left for the one it is of)
-    finally:
-        go.touch()
-        other.kill()
-        other.wait()
 
 
 @pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -pf --mount-proc` (a pid namespace, as a container has)")
@@ -368,13 +371,7 @@ def test_a_crash_into_a_crash_file_held_before_the_run_from_another_pid_namespac
     process of the run's /proc holds the file at the start, so only the rule that a file there before the run and
     written again is the run's where a look saw its writer under the program (LogOwners.rewritten) keeps the other's
     crash from being said as the run's ("process N crashed", its file taken into the run's log)."""
-    trace_dir = tmp_path / "traces"
-    trace_dir.mkdir()
-    go = tmp_path / "go"
-    other = _holds_its_crash_file(trace_dir, go)
-    try:
-        crash_file = trace_dir / f"compilescope_crash_{other.pid}.txt"
-        assert crash_file.exists() and crash_file.stat().st_size == 0
+    with _another_holding_its_crash_file(tmp_path) as (trace_dir, go, other, crash_file):
         proc = subprocess.run(["unshare", "-pf", "--mount-proc", sys.executable, "-m", "compilescope", "run",
                                "--no-browser", "--trace-dir", str(trace_dir), "--", sys.executable, "-c", LETS_IT_CRASH,
                                str(go), str(crash_file)],
@@ -382,10 +379,6 @@ def test_a_crash_into_a_crash_file_held_before_the_run_from_another_pid_namespac
         assert other.wait(60) != 0
         assert "crashed" not in proc.stderr, proc.stderr
         assert "Fatal Python error: Segmentation fault" in _read(crash_file)  # (left for the one it is of)
-    finally:
-        go.touch()
-        other.kill()
-        other.wait()
 
 
 def _sets_pids() -> bool:
